@@ -1,0 +1,49 @@
+# The README's two commands are `make run` and `make test`; everything else is set-up they call.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+ASSETS = $$(bash hack/envtest-assets.sh | tail -n 1)
+
+.PHONY: run test venv envtest-assets lint typecheck unit integration bench crds clean
+
+## run: the main job on the embedded default (a local API server, the fake Actions service, the simulator)
+run: venv envtest-assets
+	KUBEBUILDER_ASSETS="$(ASSETS)" $(BIN)/python -m reconcilekit.envtest
+
+## test: every gate CI runs: lint, types, unit tests, integration tests on a real kube-apiserver
+test: venv envtest-assets lint typecheck unit integration
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) not found (need Python >= 3.11)" >&2; exit 1; }
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "make: need Python >= 3.11" >&2; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+envtest-assets:
+	@bash hack/envtest-assets.sh >/dev/null
+
+lint: venv
+	$(BIN)/ruff check src tests envtest benchmarks examples
+	$(BIN)/lint-imports
+
+typecheck: venv
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/pytest -q tests
+
+integration: venv envtest-assets
+	KUBEBUILDER_ASSETS="$(ASSETS)" $(BIN)/pytest -q envtest
+
+bench: venv envtest-assets
+	KUBEBUILDER_ASSETS="$(ASSETS)" $(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache

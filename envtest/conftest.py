@@ -1,0 +1,1 @@
+"""Integration tests: a real kube-apiserver and etcd (see reconcilekit.envtest)."""
