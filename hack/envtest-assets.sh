@@ -42,8 +42,13 @@ export GOTOOLCHAIN=local CGO_ENABLED=0
 WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT
 
 probe_proxy() {
-  go mod download -json "$1" >"$WORK/dl.json" 2>"$WORK/dl.err" \
-    || die "the Go module proxy did not serve $1: $(tail -n1 "$WORK/dl.err")"
+  if ! go mod download -json "$1" >"$WORK/dl.json" 2>"$WORK/dl.err"; then
+    why="$(python3 -c 'import json,sys
+try: print(json.load(open(sys.argv[1])).get("Error", ""))
+except Exception: print("")' "$WORK/dl.json" 2>/dev/null)"
+    [[ -n "$why" ]] || why="$(tail -n1 "$WORK/dl.err")"
+    die "the Go module proxy did not serve $1 (check GOPROXY and the network): ${why}"
+  fi
 }
 
 if ! apiserver_ok; then
