@@ -1,0 +1,1 @@
+"""Entry points: the controller manager (arc-controller) and the simulation (arc-sim)."""
