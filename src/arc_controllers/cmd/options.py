@@ -174,7 +174,7 @@ def manager_flag_set(program: str = "manager") -> FlagSet:
     add("update-strategy", "string", "immediate", "Accepted for the 0.14.2 chart; ignored.")
     add("kubeconfig", "string", "", "Path to a kubeconfig; only required if out-of-cluster.")
     # Legacy-mode flags: accepted (unknown flags exit 2) and ignored in scale-set mode.
-    for name, default in (
+    for legacy_name, legacy_default in (
         ("runner-image", "summerwind/actions-runner:latest"),
         ("docker-image", "docker:dind"),
         ("docker-gid", "1001"),
@@ -188,7 +188,7 @@ def manager_flag_set(program: str = "manager") -> FlagSet:
         ("github-basicauth-password", ""),
         ("runner-github-url", ""),
     ):
-        add(name, "string", default, "Legacy mode only.")
+        add(legacy_name, "string", legacy_default, "Legacy mode only.")
     add("github-app-id", "int", 0, "Legacy mode only.")
     add("github-app-installation-id", "int", 0, "Legacy mode only.")
     add("runner-image-pull-secret", "list", (), "Legacy mode only (repeatable).")
