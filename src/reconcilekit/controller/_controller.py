@@ -12,6 +12,9 @@ any other exception         ``add_rate_limited`` (result ignored) ``error``
 otherwise                   ``forget``                            ``success``
 ==========================  ====================================  ==================
 
+With the priority queue, requeues keep the priority the request was handed out
+with, unless the `Result` sets ``priority``.
+
 Ports: sigs.k8s.io/controller-runtime/pkg/internal/controller/controller.go
 """
 
@@ -31,7 +34,8 @@ from reconcilekit.reconcile import Reconciler, Request, Result
 from reconcilekit.source.source import Source, SyncingSource
 from reconcilekit.workqueue.clock import Clock, RealClock
 from reconcilekit.workqueue.interfaces import RateLimiter, RateLimitingInterface
-from reconcilekit.workqueue.rate_limiter import default_controller_rate_limiter
+from reconcilekit.workqueue.priority import PriorityQueue, add_with_priority
+from reconcilekit.workqueue.rate_limiter import default_controller_rate_limiter, default_item_based_rate_limiter
 from reconcilekit.workqueue.rate_limiting import RateLimitingQueue
 
 _log = structlog.get_logger("reconcilekit.controller")
@@ -199,12 +203,19 @@ class Controller:
 
     def _new_queue(self) -> RateLimitingInterface[Request]:
         """Ports: the queue construction at the top of Controller.Start"""
-        limiter: RateLimiter[Request] = self._options.rate_limiter or default_controller_rate_limiter(
-            clock=self._options.clock
-        )
-        if self._options.new_queue is not None:
-            return self._options.new_queue(self._name, limiter)
-        return RateLimitingQueue(limiter, name=self._name, clock=self._options.clock)
+        options = self._options
+        limiter: RateLimiter[Request]
+        if options.rate_limiter is not None:
+            limiter = options.rate_limiter
+        elif options.use_priority_queue:
+            limiter = default_item_based_rate_limiter()
+        else:
+            limiter = default_controller_rate_limiter(clock=options.clock)
+        if options.new_queue is not None:
+            return options.new_queue(self._name, limiter)
+        if options.use_priority_queue:
+            return PriorityQueue(limiter, name=self._name, clock=options.clock)
+        return RateLimitingQueue(limiter, name=self._name, clock=options.clock)
 
     async def _wait_for_sync(self) -> None:
         """Wait for every syncing source, all within one ``cache_sync_timeout``.
@@ -230,15 +241,28 @@ class Controller:
     async def _work(self, queue: RateLimitingInterface[Request]) -> None:
         """Take requests until the queue shuts down. Ports: Controller.processNextWorkItem, in a loop"""
         active = metrics.ACTIVE_WORKERS.labels(self._name)
-        while (request := await queue.get()) is not None:
+        get_with_priority = getattr(queue, "get_with_priority", None)
+        while True:
+            if get_with_priority is not None:
+                got: tuple[Request, int] | None = await get_with_priority()
+                if got is None:
+                    return
+                request, priority = got
+            else:
+                item = await queue.get()
+                if item is None:
+                    return
+                request, priority = item, 0
             active.inc()
             try:
-                await self._reconcile_handler(queue, request)
+                await self._reconcile_handler(queue, request, priority)
             finally:
                 active.dec()
                 queue.done(request)
 
-    async def _reconcile_handler(self, queue: RateLimitingInterface[Request], request: Request) -> None:
+    async def _reconcile_handler(
+        self, queue: RateLimitingInterface[Request], request: Request, priority: int
+    ) -> None:
         """Reconcile one request and act on the outcome as the module's table says.
 
         Ports: Controller.reconcileHandler
@@ -260,17 +284,19 @@ class Controller:
                     if is_terminal(err):
                         metrics.TERMINAL_RECONCILE_ERRORS.labels(self._name).inc()
                     else:
-                        queue.add_rate_limited(request)
+                        add_with_priority(queue, request, rate_limited=True, priority=priority)
                     metrics.RECONCILE_ERRORS.labels(self._name).inc()
                     metrics.RECONCILE_TOTAL.labels(self._name, "error").inc()
                     _log.error("reconciler error", exc_info=err)
                     return
+                if result.priority is not None:
+                    priority = result.priority
                 if result.requeue_after > 0:
                     queue.forget(request)
-                    queue.add_after(request, result.requeue_after)
+                    add_with_priority(queue, request, after=result.requeue_after, priority=priority)
                     metrics.RECONCILE_TOTAL.labels(self._name, "requeue_after").inc()
                 elif result.requeue:
-                    queue.add_rate_limited(request)
+                    add_with_priority(queue, request, rate_limited=True, priority=priority)
                     metrics.RECONCILE_TOTAL.labels(self._name, "requeue").inc()
                 else:
                     queue.forget(request)
