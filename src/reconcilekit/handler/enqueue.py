@@ -61,6 +61,7 @@ class EnqueueRequestForObject:
 
     @staticmethod
     def _add(obj: object, queue: RequestQueue, kind: str, priority: int = 0) -> None:
+        """Python only: enqueue ``obj``'s request, or log that the event had no object."""
         if isinstance(obj, Mapping):
             enqueue(queue, [request_for(obj)], priority)
         else:

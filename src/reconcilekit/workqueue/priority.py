@@ -230,6 +230,7 @@ class PriorityQueue(Generic[_T]):
         return self._shutting_down
 
     def _pop(self) -> tuple[_T, int] | None:
+        """Take the best ready item whose key is not being processed. Ports: the tree walk of GetWithPriority"""
         for priority in self._priorities:
             for item in self._ready[priority]:
                 if item in self._processing:
@@ -243,6 +244,7 @@ class PriorityQueue(Generic[_T]):
         return None
 
     def _ready_at_back(self, item: _T, priority: int) -> None:
+        """Python only: append ``item`` to its priority's FIFO of ready keys."""
         keys = self._ready.get(priority)
         if keys is None:
             keys = self._ready[priority] = {}
@@ -250,6 +252,7 @@ class PriorityQueue(Generic[_T]):
         keys[item] = None
 
     def _make_ready(self, item: _T, priority: int) -> None:
+        """Python only: ``item`` became ready: count it and wake a getter if it can be handed out."""
         self._ready_at_back(item, priority)
         if self._metrics is not None:
             self._metrics.add(item)
@@ -257,6 +260,7 @@ class PriorityQueue(Generic[_T]):
             self._wake_one()
 
     def _wait(self, item: _T, ready_at: float) -> None:
+        """Python only: ``item`` waits until ``ready_at``; the timer is set for the earliest wait."""
         self._entries[item].ready_at = ready_at
         heapq.heappush(self._heap, (ready_at, next(self._seq), item))
         if ready_at < self._timer_at:
@@ -286,6 +290,7 @@ class PriorityQueue(Generic[_T]):
             self._timer = self._clock.call_later(self._timer_at - now, self._fire)
 
     def _wake_one(self) -> None:
+        """Python only: wake the longest-waiting `get` (Go's cond.Signal)."""
         while self._getters:
             waiter = self._getters.popleft()
             if not waiter.done():
