@@ -121,6 +121,7 @@ class Controller:
                 ``controller_runtime_reconcile_timeouts_total``).
             RuntimeError: ``panic: ... [recovered]``, for a non-`Exception`
                 `BaseException` when ``recover_panic`` is set.
+            TypeError: the reconciler returned something other than a `Result`.
             Exception: whatever the reconciler raised.
 
         Differs: Go's panics have no Python twin; a "panic" here is a
@@ -132,15 +133,19 @@ class Controller:
         try:
             timeout = self._options.reconciliation_timeout
             if timeout is None:
-                return await self._reconciler.reconcile(request)
-            deadline = asyncio.timeout(timeout)
-            try:
-                async with deadline:
-                    return await self._reconciler.reconcile(request)
-            except TimeoutError:
-                if deadline.expired():
-                    metrics.RECONCILE_TIMEOUTS.labels(self._name).inc()
-                raise
+                result = await self._reconciler.reconcile(request)
+            else:
+                deadline = asyncio.timeout(timeout)
+                try:
+                    async with deadline:
+                        result = await self._reconciler.reconcile(request)
+                except TimeoutError:
+                    if deadline.expired():
+                        metrics.RECONCILE_TIMEOUTS.labels(self._name).inc()
+                    raise
+            if not isinstance(result, Result):
+                raise TypeError(f"reconciler returned {type(result).__name__}, not a Result")
+            return result
         except _NOT_PANICS:
             raise
         except Exception:

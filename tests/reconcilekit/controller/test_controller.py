@@ -481,3 +481,14 @@ async def test_the_default_rate_limiter_depends_on_the_queue() -> None:
         await task
     expected = "ItemExponentialFailureRateLimiter" if _use_priority_queue else "MaxOfRateLimiter"
     assert type(limiter).__name__ == expected
+
+
+async def test_a_reconciler_that_returns_no_result_is_an_error_not_a_crash(logs: Any) -> None:
+    """Returning None (a forgotten return) is logged and requeued; the worker lives on."""
+    env = Env(lambda _r, n: None if n == 1 else Result())  # type: ignore[arg-type, return-value]
+    async with env.running():
+        env.informer.add(obj("a"))
+        await next_call(env.reconciler)
+        env.clock.advance(0.005)
+        await next_call(env.reconciler)
+    assert "not a Result" in str(next(line["exc_info"] for line in logs if line["event"] == "reconciler error"))
