@@ -89,6 +89,7 @@ class Controller:
         self._started = False
         self._queue: RateLimitingInterface[Request] | None = None
         self._tasks: asyncio.TaskGroup | None = None
+        self._metrics = metrics.ControllerMetrics(name, options.max_concurrent_reconciles)
 
     @property
     def name(self) -> str:
@@ -141,7 +142,7 @@ class Controller:
                         result = await self._reconciler.reconcile(request)
                 except TimeoutError:
                     if deadline.expired():
-                        metrics.RECONCILE_TIMEOUTS.labels(self._name).inc()
+                        self._metrics.timeouts.inc()
                     raise
             if not isinstance(result, Result):
                 raise TypeError(f"reconciler returned {type(result).__name__}, not a Result")
@@ -151,7 +152,7 @@ class Controller:
         except Exception:
             raise
         except BaseException as panic:
-            metrics.RECONCILE_PANICS.labels(self._name).inc()
+            self._metrics.panics.inc()
             if self._options.recover_panic:
                 raise RuntimeError(f"panic: {panic!r} [recovered]") from panic
             _log.error("observed a panic", exc_info=panic)
@@ -177,13 +178,7 @@ class Controller:
         self._started = True
         queue = self._new_queue()
         self._queue = queue
-        for result in metrics.RESULTS:
-            metrics.RECONCILE_TOTAL.labels(self._name, result).inc(0)
-        metrics.RECONCILE_ERRORS.labels(self._name).inc(0)
-        metrics.TERMINAL_RECONCILE_ERRORS.labels(self._name).inc(0)
-        metrics.RECONCILE_PANICS.labels(self._name).inc(0)
-        metrics.WORKER_COUNT.labels(self._name).set(self._options.max_concurrent_reconciles)
-        metrics.ACTIVE_WORKERS.labels(self._name).set(0)
+        self._metrics.active_workers.set(0)
         try:
             async with asyncio.TaskGroup() as tasks:
                 self._tasks = tasks
@@ -245,7 +240,7 @@ class Controller:
 
     async def _work(self, queue: RateLimitingInterface[Request]) -> None:
         """Take requests until the queue shuts down. Ports: Controller.processNextWorkItem, in a loop"""
-        active = metrics.ACTIVE_WORKERS.labels(self._name)
+        active = self._metrics.active_workers
         get_with_priority = getattr(queue, "get_with_priority", None)
         while True:
             if get_with_priority is not None:
@@ -287,11 +282,11 @@ class Controller:
                     result = await self.reconcile(request)
                 except Exception as err:
                     if is_terminal(err):
-                        metrics.TERMINAL_RECONCILE_ERRORS.labels(self._name).inc()
+                        self._metrics.terminal_errors.inc()
                     else:
                         add_with_priority(queue, request, rate_limited=True, priority=priority)
-                    metrics.RECONCILE_ERRORS.labels(self._name).inc()
-                    metrics.RECONCILE_TOTAL.labels(self._name, "error").inc()
+                    self._metrics.errors.inc()
+                    self._metrics.total["error"].inc()
                     _log.error("reconciler error", exc_info=err)
                     return
                 if result.priority is not None:
@@ -299,15 +294,15 @@ class Controller:
                 if result.requeue_after > 0:
                     queue.forget(request)
                     add_with_priority(queue, request, after=result.requeue_after, priority=priority)
-                    metrics.RECONCILE_TOTAL.labels(self._name, "requeue_after").inc()
+                    self._metrics.total["requeue_after"].inc()
                 elif result.requeue:
                     add_with_priority(queue, request, rate_limited=True, priority=priority)
-                    metrics.RECONCILE_TOTAL.labels(self._name, "requeue").inc()
+                    self._metrics.total["requeue"].inc()
                 else:
                     queue.forget(request)
-                    metrics.RECONCILE_TOTAL.labels(self._name, "success").inc()
+                    self._metrics.total["success"].inc()
         finally:
-            metrics.RECONCILE_TIME.labels(self._name).observe(self._clock.monotonic() - started)
+            self._metrics.time.observe(self._clock.monotonic() - started)
             RECONCILE_ID.reset(token)
 
 
