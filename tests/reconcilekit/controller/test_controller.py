@@ -492,3 +492,15 @@ async def test_a_reconciler_that_returns_no_result_is_an_error_not_a_crash(logs:
         env.clock.advance(0.005)
         await next_call(env.reconciler)
     assert "not a Result" in str(next(line["exc_info"] for line in logs if line["event"] == "reconciler error"))
+
+
+async def test_watch_after_start_starts_the_source_at_once() -> None:
+    """A source added to a running controller delivers without a restart."""
+    env = Env()
+    other = FakeInformers()
+    late = other.informer_for(CONFIGMAP)
+    async with env.running():
+        env.controller.watch(source.kind(other, CONFIGMAP, EnqueueRequestForObject(), clock=env.clock))
+        await settle()
+        late.add(obj("late"))
+        assert await next_call(env.reconciler) == Request("default", "late")
