@@ -223,11 +223,12 @@ class Controller:
         Ports: Controller.startEventSourcesLocked (the WaitForSync part)
         """
         timeout = self._options.cache_sync_timeout
+        deadline = asyncio.get_running_loop().time() + timeout
         for source in list(self._sources):
             if not isinstance(source, SyncingSource):
                 continue
             try:
-                async with asyncio.timeout(timeout):
+                async with asyncio.timeout_at(deadline):
                     await source.wait_for_sync()
             except TimeoutError as err:
                 cause = getattr(source, "last_error", None)
@@ -235,7 +236,6 @@ class Controller:
                     f"failed to wait for {self._name} caches to sync {source}: "
                     f"timed out waiting for cache to be synced after {timeout} s"
                 )
-                _log.error("could not wait for cache sync", controller=self._name, source=str(source))
                 raise TimeoutError(message) from (cause or err)
 
     async def _work(self, queue: RateLimitingInterface[Request]) -> None:

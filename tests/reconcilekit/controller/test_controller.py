@@ -504,3 +504,12 @@ async def test_watch_after_start_starts_the_source_at_once() -> None:
         await settle()
         late.add(obj("late"))
         assert await next_call(env.reconciler) == Request("default", "late")
+
+
+async def test_a_sync_timeout_names_the_source_and_chains_why_the_informer_was_missing(logs: Any) -> None:
+    """The start error says which source and carries the last get_informer error as its cause."""
+    env = Env(cache_sync_timeout=0.01)
+    env.informers.fail = 1_000
+    with pytest.raises(TimeoutError, match="kind source: v1, Kind=ConfigMap") as caught:
+        await asyncio.wait_for(env.controller.start(), timeout=5)
+    assert type(caught.value.__cause__).__name__ == "NoKindMatchError"
