@@ -203,7 +203,7 @@ class ControlPlane:
         )
         await self._close_session()
         self._session = ApiSession(self.access, request_timeout=5.0)
-        self._session.open()
+        await self._session.open()
         self.apiserver = ControlPlaneProcess(
             name="kube-apiserver",
             argv=[str(self._apiserver_binary), *_flags(self._apiserver_flags(etcd_url, api_port))],

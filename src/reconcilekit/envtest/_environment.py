@@ -263,7 +263,7 @@ class Environment:
             self._kubeconfig_path = self.temp_dir / ("kubeconfig" if self.use_existing_cluster else "admin.kubeconfig")
             await asyncio.to_thread(write_private, self._kubeconfig_path, render_kubeconfig(access))
             self._session = ApiSession(access, request_timeout=10.0)
-            self._session.open()
+            await self._session.open()
             if self.options.crd_paths:
                 phase = time.monotonic()
                 await self.install_crds(self.options.crd_paths)
