@@ -105,6 +105,8 @@ class ApiSession:
         Every request uses a fresh connection, so a restarted API server never
         meets a stale pooled one. The TLS context is built in a thread (it
         reads and writes key files).
+
+        Python only
         """
         if self._session is not None:
             return
@@ -118,7 +120,10 @@ class ApiSession:
         )
 
     async def close(self) -> None:
-        """Close the underlying session; safe to call twice."""
+        """Close the underlying session; safe to call twice.
+
+        Python only
+        """
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -137,6 +142,8 @@ class ApiSession:
         """GET ``path`` and return the HTTP status, or ``None`` when the server cannot be reached.
 
         For readiness polls, which expect refusals while the server starts.
+
+        Python only
         """
         try:
             async with self._client().get(path, **self._request_kwargs()) as resp:
@@ -164,6 +171,8 @@ class ApiSession:
         Raises:
             APIStatusError: the server answered 4xx or 5xx (its most specific subclass).
             HarnessConnectionError: the server could not be reached or timed out.
+
+        Python only
         """
         try:
             async with self._client().request(method, path, json=body, params=params, **self._request_kwargs()) as resp:
