@@ -63,7 +63,9 @@ class Environment:
     Example::
 
         async with Environment(crd_paths=["config/crd"]) as env:
-            cfg = await kubernetes_asyncio.config.load_kube_config(str(env.kubeconfig_path))
+            await kubernetes_asyncio.config.load_kube_config(config_file=str(env.kubeconfig_path))
+            await env.install_crds(["more/crds.yaml"])
+            user = await env.add_user("alice", ["devs"])  # no RBAC grants yet
 
     Ports: envtest.Environment
     """
