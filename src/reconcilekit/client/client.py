@@ -28,6 +28,7 @@ from reconcilekit.client.interfaces import (
     ObjectList,
     Patch,
     WatchEvent,
+    WithWatch,
     object_key_from_object,
 )
 from reconcilekit.client.metrics import RequestCounts, RequestKey, register_metrics
@@ -654,3 +655,8 @@ def new_client(
         return await transport.request("GET", path, verb="discovery", resource="")
 
     return RestClient(transport, mapper or RESTMapper(fetch), field_owner=field_owner, dry_run=dry_run)
+
+
+def _conforms(c: RestClient) -> WithWatch:  # pragma: no cover - checked by mypy, never called
+    """Python only: mypy proves RestClient satisfies WithWatch (CR's ``var _ WithWatch = &client{}``)."""
+    return c
