@@ -10,7 +10,9 @@ Python only: the counterpart of client-go's rest.RESTClient and its request.go
 
 from __future__ import annotations
 
+import asyncio
 import ssl
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -23,7 +25,7 @@ from reconcilekit.client.metrics import REQUESTS_TOTAL, RequestCounts
 from reconcilekit.config import RestConfig
 from reconcilekit.errors import TransportError, from_status
 
-__all__ = ["RestTransport"]
+__all__ = ["RestTransport", "TokenBucket"]
 
 log = structlog.get_logger(__name__)
 
@@ -50,6 +52,30 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
+class TokenBucket:
+    """Allows ``qps`` requests per second on average and ``burst`` at once; waiters queue fairly.
+
+    Ports: flowcontrol.NewTokenBucketRateLimiter (client-go)
+    """
+
+    def __init__(self, qps: float, burst: int) -> None:
+        if qps <= 0:
+            raise ValueError("qps must be positive")
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+
+    async def wait(self) -> None:
+        """Take one token, sleeping (cancellably) until it is due."""
+        now = time.monotonic()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+        self._last = now
+        self._tokens -= 1.0  # reserve first: concurrent waiters get successive slots
+        if self._tokens < 0:
+            await asyncio.sleep(-self._tokens / self.qps)
+
+
 class RestTransport:
     """Sends requests to one API server and counts them.
 
@@ -66,6 +92,18 @@ class RestTransport:
         self._host = urlsplit(config.host).netloc
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
+        self._buckets: dict[str, TokenBucket] = {}
+        self._warned: set[str] = set()
+
+    async def _throttle(self, resource: str) -> None:
+        # One bucket per resource, as controller-runtime builds one REST client (and limiter) per GVK.
+        if self.config.qps <= 0:
+            return
+        key = resource.partition("/")[0]
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(self.config.qps, self.config.burst)
+        await bucket.wait()
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._closed:
@@ -112,6 +150,7 @@ class RestTransport:
         limits: aiohttp.ClientTimeout,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         session = self._get_session()
+        await self._throttle(resource)
         headers = await self._headers(content_type)
         url = self.config.host + path
         kwargs: dict[str, Any] = {}
@@ -126,7 +165,9 @@ class RestTransport:
                     raw = await resp.read()
                     raise from_status(resp.status, raw, retry_after=_retry_after(resp.headers))
                 for warning in resp.headers.getall("Warning", []):
-                    log.warning("api server warning", warning=warning, verb=verb, resource=resource)
+                    if warning not in self._warned:  # each distinct warning once, as CR's deduplicating handler
+                        self._warned.add(warning)
+                        log.warning("api server warning", warning=warning, verb=verb, resource=resource)
                 yield resp
         except (aiohttp.ClientError, TimeoutError) as err:
             if not isinstance(err, aiohttp.ClientResponseError):

@@ -361,3 +361,26 @@ async def test_typed_client_round_trips_unknown_fields(server: tuple[_Server, st
     assert sent["binaryData"] == {"b": "AA=="}
     assert sent["immutable"] is False
     assert model.data == {"k": "v"}  # refreshed from the answer
+
+
+async def test_token_bucket_spaces_requests_after_the_burst(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Burst 2 at 10 qps: two at once, then 0.1 s apart (sleeps recorded, not timed)."""
+    from reconcilekit.client import _rest
+
+    now = [100.0]
+    sleeps: list[float] = []
+    monkeypatch.setattr(_rest.time, "monotonic", lambda: now[0])
+
+    async def fake_sleep(seconds: float) -> None:
+        sleeps.append(round(seconds, 6))
+
+    monkeypatch.setattr(_rest.asyncio, "sleep", fake_sleep)
+    bucket = _rest.TokenBucket(10.0, 2)
+    for _ in range(4):
+        await bucket.wait()
+    assert sleeps == [0.1, 0.2]
+    now[0] += 1.0  # a second later the bucket is full again (capped at burst)
+    sleeps.clear()
+    await bucket.wait()
+    await bucket.wait()
+    assert sleeps == []
