@@ -198,6 +198,10 @@ async def test_delete_sends_delete_options(server: tuple[_Server, str], client: 
     }
     with pytest.raises(ValueError, match="unknown delete preconditions"):
         await client.delete(obj, preconditions={"name": "x"})
+    # With a body the server ignores the query string, so a dry run must be in the body.
+    await client.delete(obj, dry_run=True)
+    assert json.loads(srv.requests[-1]["body"])["dryRun"] == ["All"]
+    assert srv.requests[-1]["query"] == []
 
 
 @pytest.mark.parametrize(
