@@ -23,13 +23,22 @@ import structlog
 
 from reconcilekit.client.metrics import REQUESTS_TOTAL, RequestCounts
 from reconcilekit.config import RestConfig
-from reconcilekit.errors import TransportError, from_status
+from reconcilekit.errors import APIStatusError, TransportError, from_status
 
 __all__ = ["RestTransport", "TokenBucket"]
 
 log = structlog.get_logger(__name__)
 
 _READ_BUFSIZE = 2**21  # etcd's default request limit is 1.5 MiB: one watch line can be that long.
+MAX_RETRIES = 10
+"""Times a request is repeated when the server answers 429 or 5xx with a Retry-After header (client-go's)."""
+
+
+class _ServerAskedToWait(Exception):
+    def __init__(self, seconds: float, error: APIStatusError) -> None:
+        super().__init__(str(error))
+        self.seconds = seconds
+        self.error = error
 
 
 def _ssl_context(config: RestConfig) -> ssl.SSLContext | bool:
@@ -163,7 +172,11 @@ class RestTransport:
                 self._count(method, verb, resource, resp.status)
                 if resp.status >= 300:
                     raw = await resp.read()
-                    raise from_status(resp.status, raw, retry_after=_retry_after(resp.headers))
+                    wait = _retry_after(resp.headers)
+                    error = from_status(resp.status, raw, retry_after=wait)
+                    if wait is not None and (resp.status == 429 or resp.status >= 500):
+                        raise _ServerAskedToWait(wait, error)
+                    raise error
                 for warning in resp.headers.getall("Warning", []):
                     if warning not in self._warned:  # each distinct warning once, as CR's deduplicating handler
                         self._warned.add(warning)
@@ -199,18 +212,36 @@ class RestTransport:
             content_type: the body's Content-Type (always explicit for writes).
             seconds: time for the whole request; ``None`` means the client's timeout.
 
+        A 429 or 5xx answer with a ``Retry-After`` header is retried after that many seconds, up to
+        `MAX_RETRIES` times, as client-go does; each attempt is counted.
+
         Raises:
             APIStatusError: the server answered with a status of 300 or more.
             TransportError: no answer (connection failed, or the timeout passed).
         """
         limits = aiohttp.ClientTimeout(total=seconds if seconds is not None else self.timeout)
-        async with self._open(
-            method, path, verb=verb, resource=resource, query=query, body=body, content_type=content_type, limits=limits
-        ) as resp:
+        for attempt in range(MAX_RETRIES + 1):
             try:
-                return await resp.read()
-            except (aiohttp.ClientError, TimeoutError) as err:
-                raise TransportError(f"{method} {path}: reading the answer failed: {err!r}") from err
+                async with self._open(
+                    method,
+                    path,
+                    verb=verb,
+                    resource=resource,
+                    query=query,
+                    body=body,
+                    content_type=content_type,
+                    limits=limits,
+                ) as resp:
+                    try:
+                        return await resp.read()
+                    except (aiohttp.ClientError, TimeoutError) as err:
+                        raise TransportError(f"{method} {path}: reading the answer failed: {err!r}") from err
+            except _ServerAskedToWait as wait:
+                if attempt == MAX_RETRIES:
+                    raise wait.error from None
+                log.debug("server asked to wait", seconds=wait.seconds, code=wait.error.code, verb=verb)
+                await asyncio.sleep(max(0.0, wait.seconds))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def stream_lines(
         self,
@@ -233,13 +264,16 @@ class RestTransport:
             TransportError: the connection failed or broke.
         """
         limits = aiohttp.ClientTimeout(total=seconds, sock_connect=self.timeout, connect=self.timeout)
-        async with self._open(
-            "GET", path, verb=verb, resource=resource, query=query, body=None, content_type=None, limits=limits
-        ) as resp:
-            try:
-                async for line in resp.content:
-                    if line.strip():
-                        yield line
-            except (aiohttp.ClientError, TimeoutError) as err:
-                raise TransportError(f"watch {path} broke: {err!r}") from err
+        try:
+            async with self._open(
+                "GET", path, verb=verb, resource=resource, query=query, body=None, content_type=None, limits=limits
+            ) as resp:
+                try:
+                    async for line in resp.content:
+                        if line.strip():
+                            yield line
+                except (aiohttp.ClientError, TimeoutError) as err:
+                    raise TransportError(f"watch {path} broke: {err!r}") from err
+        except _ServerAskedToWait as wait:  # the caller's backoff decides when to watch again
+            raise wait.error from None
 

@@ -225,7 +225,12 @@ async def test_status_answers_become_errors(
     assert is_conflict(info.value) == (reason == "Conflict")
 
 
-async def test_retry_after_header_reaches_the_error(server: tuple[_Server, str], client: RestClient) -> None:
+async def test_retry_after_header_reaches_the_error(
+    server: tuple[_Server, str], client: RestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reconcilekit.client import _rest
+
+    monkeypatch.setattr(_rest, "MAX_RETRIES", 0)
     srv, _ = server
     srv.replies[("GET", "/api/v1/namespaces/ns/configmaps/a")] = (
         429,
@@ -388,3 +393,19 @@ async def test_token_bucket_spaces_requests_after_the_burst(monkeypatch: pytest.
     await bucket.wait()
     await bucket.wait()
     assert sleeps == []
+
+
+async def test_retry_after_answers_are_retried_then_surface(server: tuple[_Server, str], client: RestClient) -> None:
+    """429 with Retry-After is repeated (client-go's rule); without the header it is raised at once."""
+    srv, _ = server
+    path = "/api/v1/namespaces/ns/configmaps/busy"
+    srv.replies[("GET", path)] = (429, _status(429, "TooManyRequests"), {"Retry-After": "0"})
+    with pytest.raises(TooManyRequestsError):
+        await client.get(CM, ObjectKey("ns", "busy"))
+    assert client.request_counts()[RequestKey("get", "configmaps", 429)] == 11  # 1 + MAX_RETRIES
+
+    srv.replies[("GET", path)] = (429, _status(429, "TooManyRequests"), {})
+    client.reset_request_counts()
+    with pytest.raises(TooManyRequestsError):
+        await client.get(CM, ObjectKey("ns", "busy"))
+    assert client.request_counts() == {RequestKey("get", "configmaps", 429): 1}
