@@ -6,9 +6,10 @@ import asyncio
 import math
 from collections import Counter as Tally
 from contextlib import aclosing
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
 from reconcilekit.client import (
     GroupVersionKind,
@@ -24,6 +25,7 @@ from reconcilekit.client import (
 from reconcilekit.client.interfaces import Object
 from reconcilekit.client.metrics import RequestKey
 from reconcilekit.client.patch import MERGE_PATCH
+from reconcilekit.client.typed import TypedClient
 from reconcilekit.config import RestConfig, load_rest_config
 from reconcilekit.controllerutil import OperationResult, create_or_patch, create_or_update
 from reconcilekit.errors import (
@@ -416,3 +418,35 @@ async def test_create_or_update_and_create_or_patch(client: RestClient, namespac
     counts = client.counts.by_verb()
     counts.pop("discovery", None)  # the first Counter request of this client asked discovery
     assert counts == {"get": 3, "create": 1, "patch": 2}
+
+
+class _CounterModel(BaseModel):
+    """Declares only metadata: spec and status ride along as extra fields and must survive."""
+
+    model_config = ConfigDict(extra="allow")
+    GVK: ClassVar[GroupVersionKind] = COUNTER
+    apiVersion: str = COUNTER.api_version
+    kind: str = COUNTER.kind
+    metadata: dict[str, Any]
+
+
+async def test_typed_client_keeps_unknown_fields_through_update_and_patch(client: RestClient, namespace: str) -> None:
+    raw = _counter(namespace, "typed")
+    raw["spec"]["unknown"] = {"nested": [1, 2, {"deep": True}]}
+    await client.create(raw)
+    typed = TypedClient(client)
+    model = await typed.get(_CounterModel, ObjectKey(namespace, "typed"))
+    assert model.model_extra is not None
+    assert model.model_extra["spec"] == {"step": 1, "unknown": {"nested": [1, 2, {"deep": True}]}}
+
+    patch = merge_from_with_optimistic_lock(model)
+    model.metadata["labels"] = {"typed": "yes"}
+    await typed.patch(model, patch)
+    rv = model.metadata["resourceVersion"]
+    model.metadata["labels"]["typed"] = "again"
+    await typed.update(model)  # a PUT of the whole model: the extra spec goes back unchanged
+    assert model.metadata["resourceVersion"] != rv
+
+    stored = await client.get(COUNTER, ObjectKey(namespace, "typed"))
+    assert stored["spec"] == {"step": 1, "unknown": {"nested": [1, 2, {"deep": True}]}}
+    assert stored["metadata"]["labels"] == {"typed": "again"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -80,6 +81,8 @@ class _Server:
         )
         if request.method == "GET" and request.path in self.discovery:
             return web.json_response(self.discovery[request.path])
+        if request.path.endswith("/slow"):
+            await asyncio.sleep(1.0)
         if request.query.get("watch") == "true":
             resp = web.StreamResponse()
             await resp.prepare(request)
@@ -409,3 +412,13 @@ async def test_retry_after_answers_are_retried_then_surface(server: tuple[_Serve
     with pytest.raises(TooManyRequestsError):
         await client.get(CM, ObjectKey("ns", "busy"))
     assert client.request_counts() == {RequestKey("get", "configmaps", 429): 1}
+
+
+async def test_every_request_has_a_timeout(server: tuple[_Server, str]) -> None:
+    """A server slower than the client's timeout gives TransportError, counted as <error>."""
+    _, url = server
+    async with new_client(RestConfig(host=url), timeout=0.2) as c:
+        c.rest_mapper.add(RESTMapping(CM, GroupVersionResource("", "v1", "configmaps"), True))
+        with pytest.raises(TransportError, match="timed out"):
+            await c.get(CM, ObjectKey("ns", "slow"))
+        assert c.request_counts() == {RequestKey("get", "configmaps", "<error>"): 1}
