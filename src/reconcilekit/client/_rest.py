@@ -11,7 +11,9 @@ Python only: the counterpart of client-go's rest.RESTClient and its request.go
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
+import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -41,11 +43,30 @@ class _ServerAskedToWait(Exception):
         self.error = error
 
 
+def _load_cert_from_memory(ctx: ssl.SSLContext, cert: bytes, key: bytes | None) -> None:
+    # The ssl module loads client certificates from files only: write them to a private
+    # temporary folder, load, and remove them at once.
+    with tempfile.TemporaryDirectory(prefix="reconcilekit-") as folder:
+        cert_path = os.path.join(folder, "client.crt")
+        key_path = os.path.join(folder, "client.key") if key else None
+        for path, data in ((cert_path, cert), (key_path, key)):
+            if path is not None and data is not None:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+        ctx.load_cert_chain(cert_path, keyfile=key_path)
+
+
 def _ssl_context(config: RestConfig) -> ssl.SSLContext | bool:
     if not config.host.startswith("https://"):
         return False
-    ctx = ssl.create_default_context(cafile=config.ca_file)
-    if config.cert_file:
+    if config.ca_data:
+        ctx = ssl.create_default_context(cadata=config.ca_data)
+    else:
+        ctx = ssl.create_default_context(cafile=config.ca_file)
+    if config.cert_data:
+        _load_cert_from_memory(ctx, config.cert_data, config.key_data)
+    elif config.cert_file:
         ctx.load_cert_chain(config.cert_file, keyfile=config.key_file)
     if not config.verify_ssl:
         ctx.check_hostname = False
