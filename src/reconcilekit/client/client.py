@@ -82,10 +82,12 @@ class RestClient:
         *,
         field_owner: str | None = None,
         dry_run: bool = False,
+        owns_transport: bool = True,
     ) -> None:
         _check_field_owner(field_owner)
         self._transport = transport
         self._mapper = mapper
+        self._owns_transport = owns_transport
         self.field_owner = field_owner
         """The field manager of every write that names none itself."""
         self.dry_run = dry_run
@@ -94,8 +96,27 @@ class RestClient:
     # -- life cycle -------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Close the HTTP session. Python only: Go's clients need no closing."""
-        await self._transport.close()
+        """Close the HTTP session (a client from `with_options` leaves it to its parent).
+
+        Python only: Go's clients need no closing.
+        """
+        if self._owns_transport:
+            await self._transport.close()
+
+    def with_options(self, *, field_owner: str | None = None, dry_run: bool | None = None) -> RestClient:
+        """A client sharing this one's session, mapper and request counts, with other write defaults.
+
+        ``None`` keeps this client's value. The parent still owns (and closes) the session.
+
+        Ports: client.WithFieldOwner, client.NewDryRunClient
+        """
+        return RestClient(
+            self._transport,
+            self._mapper,
+            field_owner=field_owner if field_owner is not None else self.field_owner,
+            dry_run=dry_run if dry_run is not None else self.dry_run,
+            owns_transport=False,
+        )
 
     async def __aenter__(self) -> Self:
         return self

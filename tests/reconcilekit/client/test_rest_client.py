@@ -422,3 +422,37 @@ async def test_every_request_has_a_timeout(server: tuple[_Server, str]) -> None:
         with pytest.raises(TransportError, match="timed out"):
             await c.get(CM, ObjectKey("ns", "slow"))
         assert c.request_counts() == {RequestKey("get", "configmaps", "<error>"): 1}
+
+
+async def test_with_options_shares_the_session_and_counts(server: tuple[_Server, str], client: RestClient) -> None:
+    srv, _ = server
+    base = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}}
+    srv.replies[("POST", "/api/v1/namespaces/ns/configmaps")] = (201, base, {})
+    dry = client.with_options(dry_run=True, field_owner="dry-owner")
+    await dry.create(dict(base))
+    assert srv.requests[-1]["query"] == [("dryRun", "All"), ("fieldManager", "dry-owner")]
+    await dry.close()  # not the owner: the parent's session stays open
+    await client.create(dict(base))
+    assert srv.requests[-1]["query"] == [("fieldManager", "tester")]
+    assert client.counts.by_verb()["create"] == 2
+
+
+def test_public_names_resolve() -> None:
+    """Every name in the __all__ of the client's modules exists."""
+    import importlib
+
+    for name in (
+        "reconcilekit.client",
+        "reconcilekit.client.client",
+        "reconcilekit.client.patch",
+        "reconcilekit.client.typed",
+        "reconcilekit.client.apiutil",
+        "reconcilekit.client.metrics",
+        "reconcilekit.config",
+        "reconcilekit.retry",
+        "reconcilekit.controllerutil",
+        "reconcilekit.errors",
+    ):
+        module = importlib.import_module(name)
+        missing = [n for n in module.__all__ if not hasattr(module, n)]
+        assert missing == [], name
