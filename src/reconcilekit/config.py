@@ -4,8 +4,8 @@ Precedence, as controller-runtime's ``GetConfig``: an explicit kubeconfig path, 
 the in-cluster service account, ``~/.kube/config``.
 
 Two loaders. Kubeconfigs with static credentials (client certificates, a token or token file,
-basic auth) and the in-cluster service account are read here directly. Anything else (``exec``
-and ``auth-provider`` plugins: OIDC, cloud logins) goes through kubernetes_asyncio's loader, whose
+basic auth) and the in-cluster service account are read here directly. Credential plugins
+(``exec`` and ``auth-provider``: OIDC, cloud logins) go through kubernetes_asyncio's loader, whose
 token refresh the client then calls. Only this module may import kubernetes_asyncio, and only
 for that second case: the package loads every generated model (about +63 MiB of RSS), which a
 controller on a service account never needs.
@@ -91,6 +91,12 @@ class RestConfig:
 
     tls_server_name: str | None = None
     """Server name to verify the certificate against, when it differs from the host."""
+
+    proxy: str | None = None
+    """URL of an HTTP proxy to reach the server through (kubeconfig ``proxy-url``).
+
+    Differs: client-go also honours ``HTTPS_PROXY``/``NO_PROXY`` from the environment; set this instead.
+    """
 
     bearer_token: str | None = field(default=None, repr=False)
     """A static bearer token (without the ``Bearer`` prefix)."""
@@ -232,8 +238,6 @@ def _from_kubeconfig(paths: list[Path], context: str | None) -> RestConfig | Non
     user = doc["users"].get(user_name, {}) if user_name else {}
     if "exec" in user or "auth-provider" in user:
         return None
-    if cluster.get("proxy-url"):
-        return None  # kubernetes_asyncio's loader knows proxies
     cluster_dir = origin.get(f"clusters/{cluster_name}", Path.cwd())
     user_dir = origin.get(f"users/{user_name}", Path.cwd())
 
@@ -252,6 +256,7 @@ def _from_kubeconfig(paths: list[Path], context: str | None) -> RestConfig | Non
         else None,
         verify_ssl=not cluster.get("insecure-skip-tls-verify", False),
         tls_server_name=cluster.get("tls-server-name") or None,
+        proxy=cluster.get("proxy-url") or None,
         cert_file=rel(user_dir, user.get("client-certificate")),
         key_file=rel(user_dir, user.get("client-key")),
         cert_data=_b64(user["client-certificate-data"], "client-certificate-data")
@@ -265,7 +270,7 @@ def _from_kubeconfig(paths: list[Path], context: str | None) -> RestConfig | Non
 
 
 async def _with_kubernetes_asyncio(paths: list[Path] | None, context: str | None) -> RestConfig:
-    """Load through kubernetes_asyncio (exec and auth-provider plugins, proxies)."""
+    """Load through kubernetes_asyncio (exec and auth-provider credential plugins)."""
     # Imported here, not at the top: the package loads every generated model (+63 MiB).
     from kubernetes_asyncio.client import Configuration
     from kubernetes_asyncio.config import ConfigException, load_incluster_config, load_kube_config
@@ -290,6 +295,7 @@ async def _with_kubernetes_asyncio(paths: list[Path] | None, context: str | None
         key_file=conf.key_file or None,
         verify_ssl=bool(conf.verify_ssl),
         tls_server_name=conf.tls_server_name or None,
+        proxy=conf.proxy or None,
         source=conf,
     )
 

@@ -186,6 +186,8 @@ class RestTransport:
         kwargs: dict[str, Any] = {}
         if self.config.tls_server_name:
             kwargs["server_hostname"] = self.config.tls_server_name
+        if self.config.proxy:
+            kwargs["proxy"] = self.config.proxy
         try:
             async with session.request(
                 method, url, params=list(query), data=body, headers=headers, timeout=limits, **kwargs
