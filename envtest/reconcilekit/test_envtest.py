@@ -279,3 +279,27 @@ async def test_killed_runner_leaves_no_control_plane_behind() -> None:
         assert await _gone(etcd, apiserver)
     finally:
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.mark.envtest_only
+async def test_cancelled_start_leaves_no_process() -> None:
+    """Cancelling start() while kube-apiserver is coming up stops etcd and kube-apiserver and removes the folder."""
+    env = Environment()
+    starting = asyncio.create_task(env.start(), name="envtest-start-under-test")
+    try:
+        for _ in range(600):
+            if env.apiserver_pid is not None:
+                break
+            await asyncio.sleep(0.05)
+        etcd, apiserver, temp_dir = env.etcd_pid, env.apiserver_pid, env.temp_dir
+    finally:
+        starting.cancel()
+        try:
+            with pytest.raises(asyncio.CancelledError):
+                await starting
+        finally:
+            await env.stop()  # a no-op unless start() won the race
+    assert etcd is not None
+    assert apiserver is not None
+    assert await _gone(etcd, apiserver)
+    assert not temp_dir.exists()

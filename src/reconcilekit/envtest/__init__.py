@@ -59,7 +59,10 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use (PEP 562)."""
+    """Import a public name's module on first use (PEP 562).
+
+    Python only: keeps the auto-loaded pytest plugin cheap.
+    """
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

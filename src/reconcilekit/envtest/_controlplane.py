@@ -41,7 +41,10 @@ class ControlPlaneStartError(RuntimeError):
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` readable by the owner only (keys, kubeconfigs); blocking."""
+    """Write ``data`` to ``path`` readable by the owner only (keys, kubeconfigs); blocking.
+
+    Python only
+    """
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
@@ -52,7 +55,10 @@ def _flags(args: Mapping[str, str]) -> list[str]:
 
 
 def _write_pki(pki: ControlPlanePKI, directory: Path) -> None:
-    """Write the PKI under upstream's file names (kube-apiserver also finds apiserver.crt/.key in --cert-dir)."""
+    """Write the PKI under upstream's file names (kube-apiserver also finds apiserver.crt/.key in --cert-dir).
+
+    Ports: the file writing of CertAuthn.Start and APIServer.setProcessState
+    """
     directory.mkdir(exist_ok=True)
     files = {
         "apiserver-ca.crt": pki.serving_ca.ca.cert_pem,
@@ -77,7 +83,10 @@ _help_cache: dict[Path, str] = {}
 
 
 async def _help_text(binary: Path) -> str:
-    """Return ``binary --help``'s output (cached per path), to probe for optional flags."""
+    """Return ``binary --help``'s output (cached per path), to probe for optional flags.
+
+    Ports: process.Arguments' flag probing (e.g. etcd's --unsafe-no-fsync)
+    """
     if binary not in _help_cache:
         proc = await asyncio.create_subprocess_exec(
             binary, "--help", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
@@ -203,7 +212,7 @@ class ControlPlane:
         )
         await self._close_session()
         self._session = ApiSession(self.access, request_timeout=5.0)
-        self._session.open()
+        await self._session.open()
         self.apiserver = ControlPlaneProcess(
             name="kube-apiserver",
             argv=[str(self._apiserver_binary), *_flags(self._apiserver_flags(etcd_url, api_port))],

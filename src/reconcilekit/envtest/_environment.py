@@ -63,7 +63,9 @@ class Environment:
     Example::
 
         async with Environment(crd_paths=["config/crd"]) as env:
-            cfg = await kubernetes_asyncio.config.load_kube_config(str(env.kubeconfig_path))
+            await kubernetes_asyncio.config.load_kube_config(config_file=str(env.kubeconfig_path))
+            await env.install_crds(["more/crds.yaml"])
+            user = await env.add_user("alice", ["devs"])  # no RBAC grants yet
 
     Ports: envtest.Environment
     """
@@ -144,12 +146,18 @@ class Environment:
 
     @property
     def server(self) -> str:
-        """The API server's base URL, e.g. ``https://127.0.0.1:40123``."""
+        """The API server's base URL, e.g. ``https://127.0.0.1:40123``.
+
+        Ports: Environment.Config.Host
+        """
         return self._require_access().server
 
     @property
     def kubeconfig_path(self) -> Path:
-        """A kubeconfig file for the admin user (``system:masters``), or for an existing cluster's chosen context."""
+        """A kubeconfig file for the admin user (``system:masters``), or for an existing cluster's chosen context.
+
+        Ports: ControlPlane.KubeCtl's kubeconfig file
+        """
         self._require_access()
         if self._kubeconfig_path is None:
             raise RuntimeError("the envtest Environment is not started")
@@ -165,7 +173,10 @@ class Environment:
 
     @property
     def ca_data(self) -> bytes:
-        """PEM of the CA that signed the API server's serving certificate."""
+        """PEM of the CA that signed the API server's serving certificate.
+
+        Ports: Environment.Config.CAData
+        """
         ca = self._require_access().ca_pem
         if ca is None:
             raise RuntimeError("the cluster's kubeconfig names no certificate authority")
@@ -173,7 +184,10 @@ class Environment:
 
     @property
     def admin_cert_data(self) -> bytes:
-        """PEM of the admin client certificate (CN=admin, O=system:masters)."""
+        """PEM of the admin client certificate (CN=admin, O=system:masters).
+
+        Ports: Environment.Config.CertData
+        """
         cert = self._require_access().client_cert_pem
         if cert is None:
             raise RuntimeError("the cluster's kubeconfig user has no client certificate")
@@ -181,7 +195,10 @@ class Environment:
 
     @property
     def admin_key_data(self) -> bytes:
-        """PEM of the admin client key. Never log it."""
+        """PEM of the admin client key. Never log it.
+
+        Ports: Environment.Config.KeyData
+        """
         key = self._require_access().client_key_pem
         if key is None:
             raise RuntimeError("the cluster's kubeconfig user has no client key")
@@ -193,31 +210,45 @@ class Environment:
 
         Raises:
             RuntimeError: not started, or an existing cluster (whose etcd is not ours).
+
+        Ports: Etcd.URL
         """
         return f"http://127.0.0.1:{self._require_plane('no etcd').etcd_port}"
 
     @property
     def apiserver_port(self) -> int:
-        """kube-apiserver's secure port; it stays the same across `restart_apiserver`."""
+        """kube-apiserver's secure port; it stays the same across `restart_apiserver`.
+
+        Ports: APIServer.SecureServing.Port
+        """
         port = self._require_plane("no kube-apiserver").apiserver_port
         assert port is not None
         return port
 
     @property
     def etcd_pid(self) -> int | None:
-        """etcd's pid while it runs, else ``None``."""
+        """etcd's pid while it runs, else ``None``.
+
+        Python only: lets tests prove that nothing is left behind
+        """
         plane = self.control_plane
         return plane.etcd.pid if plane is not None and plane.etcd is not None else None
 
     @property
     def apiserver_pid(self) -> int | None:
-        """kube-apiserver's pid while it runs, else ``None``."""
+        """kube-apiserver's pid while it runs, else ``None``.
+
+        Python only: lets tests prove that nothing is left behind
+        """
         plane = self.control_plane
         return plane.apiserver.pid if plane is not None and plane.apiserver is not None else None
 
     @property
     def temp_dir(self) -> Path:
-        """The environment's temporary folder (certificates, logs, etcd data, kubeconfigs); removed at stop."""
+        """The environment's temporary folder (certificates, logs, etcd data, kubeconfigs); removed at stop.
+
+        Python only: upstream has one temp dir per process
+        """
         if self._root is None:
             raise RuntimeError("the envtest Environment is not started")
         return self._root
@@ -254,6 +285,7 @@ class Environment:
         self._started = True
         began = time.monotonic()
         self.start_durations = {}
+        atexit.register(self._kill_at_exit)
         try:
             if self.use_existing_cluster:
                 access = await self._existing_cluster_access()
@@ -263,7 +295,7 @@ class Environment:
             self._kubeconfig_path = self.temp_dir / ("kubeconfig" if self.use_existing_cluster else "admin.kubeconfig")
             await asyncio.to_thread(write_private, self._kubeconfig_path, render_kubeconfig(access))
             self._session = ApiSession(access, request_timeout=10.0)
-            self._session.open()
+            await self._session.open()
             if self.options.crd_paths:
                 phase = time.monotonic()
                 await self.install_crds(self.options.crd_paths)
@@ -317,7 +349,6 @@ class Environment:
         assets = opts.binary_assets_directory
         apiserver_binary = find_binary("kube-apiserver", binary_assets_directory=assets, environ=self._environ)
         etcd_binary = find_binary("etcd", binary_assets_directory=assets, environ=self._environ)
-        atexit.register(self._kill_at_exit)
         self._root = await asyncio.to_thread(self._make_root)
         self.control_plane = ControlPlane(
             etcd_binary=etcd_binary,
@@ -484,7 +515,10 @@ class Environment:
             await self._teardown()
 
     async def _teardown(self) -> None:
-        """Close the session, stop the processes, remove the folder; if interrupted, finish without awaiting."""
+        """Close the session, stop the processes, remove the folder; if interrupted, finish without awaiting.
+
+        Ports: Environment.Stop's process part
+        """
         try:
             if self._session is not None:
                 session, self._session = self._session, None
