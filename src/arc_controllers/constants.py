@@ -75,7 +75,9 @@ ANNOTATION_KEY_KUBERNETES_MODE_SERVICE_ACCOUNT_NAME: Final = (
     "actions.github.com/cleanup-kubernetes-mode-service-account-name"
 )
 ANNOTATION_KEY_GITHUB_SECRET_NAME: Final = "actions.github.com/cleanup-github-secret-name"
-ANNOTATION_KEY_NO_PERMISSION_SERVICE_ACCOUNT_NAME: Final = "actions.github.com/cleanup-no-permission-service-account-name"
+ANNOTATION_KEY_NO_PERMISSION_SERVICE_ACCOUNT_NAME: Final = (
+    "actions.github.com/cleanup-no-permission-service-account-name"
+)
 ANNOTATION_KEY_INTEGRITY_HASH_OLDER: Final = "actions.github.com/integrity-hash"
 """[OLDER] removed upstream; a live listener still carrying it differs from the desired annotations once."""
 

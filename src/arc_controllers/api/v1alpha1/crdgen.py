@@ -233,7 +233,9 @@ _Dumper.add_representer(str, _represent_str)
 
 def render(crd: dict[str, Any]) -> str:
     """A CRD as YAML text, byte-for-byte stable for the same input."""
-    text: str = yaml.dump(crd, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=4096, explicit_start=True)
+    text: str = yaml.dump(
+        crd, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=4096, explicit_start=True
+    )
     return text
 
 

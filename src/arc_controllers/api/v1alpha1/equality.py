@@ -49,9 +49,7 @@ _OPAQUE_MAP_KEYS: Final = frozenset(
 
 _PLAIN, _QUANTITY_MAP, _OPAQUE = 0, 1, 2
 
-_QUANTITY_RE: Final = re.compile(
-    r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([numkMGTPE]?)|[eE]([+-]?\d+))$"
-)
+_QUANTITY_RE: Final = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([numkMGTPE]?)|[eE]([+-]?\d+))$")
 _BINARY: Final = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL: Final = {
     "n": Fraction(1, 10**9),
@@ -176,9 +174,8 @@ def semantic_equal(a: Any, b: Any) -> bool:
             for key, vx in x.items():
                 stack.append((vx, y.get(key), _child_context(ctx, key, vx, y.get(key))))
             for key, vy in y.items():
-                if key not in x:
-                    if not _is_empty(vy):
-                        return False
+                if key not in x and not _is_empty(vy):
+                    return False
             continue
         if tx is list and ty is list:
             if len(x) != len(y):

@@ -46,7 +46,9 @@ ROOTS: Final = {
 
 _QUANTITY: Final = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _INT_OR_STRING: Final = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
-_TIMES: Final = frozenset({"io.k8s.apimachinery.pkg.apis.meta.v1.Time", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"})
+_TIMES: Final = frozenset(
+    {"io.k8s.apimachinery.pkg.apis.meta.v1.Time", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"}
+)
 _OBJECT_META: Final = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 QUANTITY_PATTERN: Final = (
@@ -153,9 +155,7 @@ def inline_schemas(schemas: Mapping[str, Any], roots: Mapping[str, str] = ROOTS)
             if key not in _KEEP:
                 continue
             if key == "properties":
-                out[key] = {
-                    prop: convert(sub, seen, keep_default=prop not in required) for prop, sub in value.items()
-                }
+                out[key] = {prop: convert(sub, seen, keep_default=prop not in required) for prop, sub in value.items()}
             elif key in ("items", "additionalProperties") and isinstance(value, dict):
                 out[key] = convert(value, seen, keep_default=False)
             elif key == "default":
