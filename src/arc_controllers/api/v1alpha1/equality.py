@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import Any, Final
 
 from pydantic import BaseModel
@@ -144,9 +144,14 @@ def _scalar_equal(a: Any, b: Any, quantity: bool) -> bool:
         return False
 
 
-@cache
+_MODEL_TYPES: dict[type, bool] = {}
+
+
 def _is_model(tp: type) -> bool:
-    return issubclass(tp, BaseModel)
+    known = _MODEL_TYPES.get(tp)
+    if known is None:
+        known = _MODEL_TYPES[tp] = issubclass(tp, BaseModel)
+    return known
 
 
 def _as_json(value: Any) -> Any:
