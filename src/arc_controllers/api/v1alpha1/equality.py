@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-__all__ = ["QUANTITY_KEYS", "QUANTITY_MAP_KEYS", "parse_quantity", "semantic_equal"]
+__all__ = ["QUANTITY_KEYS", "QUANTITY_MAP_KEYS", "parse_quantity", "semantic_derivative", "semantic_equal"]
 
 QUANTITY_MAP_KEYS: Final = frozenset({"limits", "requests", "overhead"})
 """Keys whose value is a map of resource name to quantity (ResourceList)."""
@@ -247,3 +247,48 @@ def _child_context(ctx: int, key: Any, vx: Any, vy: Any) -> int:
     if key in _OPAQUE_MAP_KEYS:
         return _OPAQUE
     return _PLAIN
+
+
+def semantic_derivative(desired: Any, current: Any) -> bool:
+    """Whether ``current`` agrees with everything ``desired`` sets; what ``desired`` leaves unset is ignored.
+
+    Used to compare a desired pod spec with the live pod, whose API-server
+    defaults (``dnsPolicy``, ``terminationMessagePath``, ...) must not count as
+    drift. ``desired`` fields that are absent, ``None``, ``""`` or empty
+    collections are ignored; maps compare only ``desired``'s keys; lists must
+    have the same length and compare item by item; quantities compare by value
+    (as in `semantic_equal`); other values are exact. Never raises.
+
+    Args:
+        desired: The JSON (or model) we would write.
+        current: The JSON (or model) the API server holds.
+
+    Returns:
+        True when nothing ``desired`` sets differs in ``current``.
+
+    Ports: equality.Semantic.DeepDerivative
+    Differs: Go ignores only nil slices and maps on the desired side; with JSON we
+    cannot tell an empty list from an absent one, so both are ignored.
+    """
+    stack: list[tuple[Any, Any, int]] = [(_as_json(desired), _as_json(current), _PLAIN)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        d, c, ctx = pop()
+        if d is c or d is None or (type(d) is str and not d) or (type(d) in _CONTAINERS and not d):
+            continue
+        td, tc = type(d), type(c)
+        if td is dict:
+            if tc is not dict:
+                return False
+            for key, vd in d.items():
+                push((_as_json(vd), _as_json(c.get(key)), _child_context(ctx, key, vd, c.get(key))))
+            continue
+        if td is list:
+            if tc is not list or len(d) != len(c):
+                return False
+            child = _OPAQUE if ctx == _OPAQUE else _PLAIN
+            stack.extend((_as_json(vd), _as_json(vc), child) for vd, vc in zip(d, c))
+            continue
+        if not _scalar_equal(d, c, ctx == _QUANTITY_MAP):
+            return False
+    return True
