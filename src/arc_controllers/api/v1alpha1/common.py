@@ -74,9 +74,9 @@ class ProxyServerConfig(ArcModel):
     """
 
     url: str | None = None
-    """Proxy URL, for example ``http://proxy.example.com:3128``. Required."""
+    """Proxy URL, for example http://proxy.example.com:3128. Required."""
     credential_secret_ref: str | None = None
-    """Name of a secret in the object's namespace with keys ``username`` and ``password``,
+    """Name of a secret in the object's namespace with keys username and password,
     sent to the proxy as the URL's user info."""
 
 
@@ -243,9 +243,9 @@ class VaultConfig(ArcModel):
     """
 
     type: str | None = None
-    """Kind of vault; only ``azure_key_vault`` is supported."""
+    """Kind of vault; only azure_key_vault is supported."""
     azure_key_vault: AzureKeyVaultConfig | None = None
-    """Settings for ``type: azure_key_vault``."""
+    """Settings for type azure_key_vault."""
     proxy: ProxyConfig | None = None
     """Proxies for the traffic to the vault."""
 
