@@ -12,6 +12,7 @@ Python only: the GitHub half of the fake Actions service (spec §6.2).
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from collections.abc import Callable
@@ -30,6 +31,12 @@ class GitHubAuthError(Exception):
 
     Python only: see the module docstring.
     """
+
+
+@functools.cache
+def _app_key() -> rsa.RSAPrivateKey:
+    """One App key per process: generating RSA keys is slow, and the fake's key is no secret of anyone's."""
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 def _iso(unix: float) -> str:
@@ -59,7 +66,7 @@ class FakeGitHub:
     revoked: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
-        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        key = _app_key()
         self.private_key_pem = key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         ).decode()
