@@ -433,16 +433,22 @@ class ActionsClient:
 
 
 class _ScaleSetList(BaseModel):
+    """Ports: scaleset runnerScaleSetsResponse"""
+
     count: int
     value: list[RunnerScaleSet] = []
 
 
 class _RunnerGroupList(BaseModel):
+    """Ports: scaleset RunnerGroupList"""
+
     count: int
     value: list[RunnerGroup] = []
 
 
 class _RunnerList(BaseModel):
+    """Ports: scaleset RunnerReferenceList"""
+
     count: int
     value: list[RunnerReference] = []
 

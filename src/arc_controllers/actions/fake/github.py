@@ -35,11 +35,18 @@ class GitHubAuthError(Exception):
 
 @functools.cache
 def _app_key() -> rsa.RSAPrivateKey:
-    """One App key per process: generating RSA keys is slow, and the fake's key is no secret of anyone's."""
+    """One App key per process: generating RSA keys is slow, and the fake's key is no secret of anyone's.
+
+    Python only: part of the fake Actions service.
+    """
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 def _iso(unix: float) -> str:
+    """Format Unix seconds as GitHub's ``expires_at``.
+
+    Python only: part of the fake Actions service.
+    """
     return datetime.fromtimestamp(unix, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -73,7 +80,10 @@ class FakeGitHub:
         self._public_key = key.public_key()
 
     def issued_secrets(self) -> list[str]:
-        """Every secret the fake knows: PAT, private key, tokens. For leak tests."""
+        """Every secret the fake knows: PAT, private key, tokens. For leak tests.
+
+        Python only: part of the fake Actions service.
+        """
         return [
             self.pat,
             self.private_key_pem,
@@ -83,11 +93,18 @@ class FakeGitHub:
         ]
 
     def _valid(self, tokens: dict[str, float], token: str) -> bool:
+        """Valid.
+
+        Python only: part of the fake Actions service.
+        """
         expires = tokens.get(token)
         return expires is not None and token not in self.revoked and self.clock() < expires
 
     def access_token(self, installation_id: int, authorization: str) -> dict[str, str]:
-        """Check the App JWT; mint an installation token (1 h)."""
+        """Check the App JWT; mint an installation token (1 h).
+
+        Python only: part of the fake Actions service.
+        """
         scheme, _, app_jwt = authorization.partition(" ")
         if scheme != "Bearer" or installation_id != self.installation_id:
             raise GitHubAuthError("A JSON web token could not be decoded")
@@ -103,7 +120,10 @@ class FakeGitHub:
         return {"token": token, "expires_at": _iso(expires)}
 
     def registration_token(self, authorization: str) -> dict[str, str]:
-        """Check the PAT or installation token; mint a registration token (1 h)."""
+        """Check the PAT or installation token; mint a registration token (1 h).
+
+        Python only: part of the fake Actions service.
+        """
         scheme, _, bearer = authorization.partition(" ")
         pat_ok = bool(bearer) and secrets.compare_digest(bearer, self.pat)
         if scheme != "Bearer" or not (pat_ok or self._valid(self.installation_tokens, bearer)):
@@ -114,7 +134,10 @@ class FakeGitHub:
         return {"token": token, "expires_at": _iso(expires)}
 
     def admin_connection(self, authorization: str, tenant_url: str) -> dict[str, str]:
-        """Check ``RemoteAuth <registration token>``; mint the admin JWT."""
+        """Check ``RemoteAuth <registration token>``; mint the admin JWT.
+
+        Python only: part of the fake Actions service.
+        """
         scheme, _, token = authorization.partition(" ")
         if scheme != "RemoteAuth" or not self._valid(self.registration_tokens, token):
             raise GitHubAuthError("Bad credentials")
@@ -129,7 +152,10 @@ class FakeGitHub:
         return {"url": tenant_url, "token": admin}
 
     def check_admin(self, authorization: str) -> bool:
-        """Whether ``Bearer <admin JWT>`` is a live admin token of ours."""
+        """Whether ``Bearer <admin JWT>`` is a live admin token of ours.
+
+        Python only: part of the fake Actions service.
+        """
         scheme, _, token = authorization.partition(" ")
         if scheme != "Bearer" or token not in self.admin_tokens or token in self.revoked:
             return False
@@ -140,7 +166,10 @@ class FakeGitHub:
         return True
 
     def expire_admin_tokens(self) -> int:
-        """Revoke every admin token issued so far; return how many."""
+        """Revoke every admin token issued so far; return how many.
+
+        Python only: part of the fake Actions service.
+        """
         live = [t for t in self.admin_tokens if t not in self.revoked]
         self.revoked.update(live)
         return len(live)
