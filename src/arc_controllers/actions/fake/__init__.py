@@ -14,6 +14,7 @@ Python only: the stand-in that makes ARC runnable without GitHub (spec §6.2).
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from typing import Any
 
 import structlog
@@ -46,6 +47,7 @@ class FakeActionsService:
         admin_token_ttl: float = 3600.0,
         queue_token_ttl: float = 3600.0,
         organization: str = "my-org",
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         """Configure; nothing listens until `start`.
 
@@ -58,6 +60,8 @@ class FakeActionsService:
                 60 s before expiry, so ≤ 60 means a renewal on every call).
             queue_token_ttl: Seconds a message-queue token lives.
             organization: Organization of `config_url`.
+            ssl_context: Serve HTTPS with this server context (tests of the
+                client's extra root CA); plain HTTP when ``None``.
 
         Raises:
             ValueError: ``host`` is not a loopback address.
@@ -67,6 +71,7 @@ class FakeActionsService:
         self._host = host
         self._port = port
         self.organization = organization
+        self._ssl = ssl_context
         self.github = FakeGitHub(admin_token_ttl=admin_token_ttl)
         """GitHub side: credentials and issued tokens."""
         self.state = FakeState(queue_token_ttl=queue_token_ttl)
@@ -85,12 +90,13 @@ class FakeActionsService:
         """
         runner = web.AppRunner(build_app(self._ctx), access_log=None, shutdown_timeout=2.0)
         await runner.setup()
-        site = web.TCPSite(runner, self._host, self._port)
+        site = web.TCPSite(runner, self._host, self._port, ssl_context=self._ssl)
         await site.start()
         self._runner = runner
         sockets = runner.addresses
         port = sockets[0][1] if sockets else self._port
-        self._ctx.base_url = f"http://{self._host}:{port}"
+        scheme = "https" if self._ssl is not None else "http"
+        self._ctx.base_url = f"{scheme}://{self._host}:{port}"
         log.info("fake actions service listening", url=self._ctx.base_url)
 
     async def stop(self) -> None:
