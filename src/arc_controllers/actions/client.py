@@ -435,21 +435,21 @@ class ActionsClient:
 class _ScaleSetList(BaseModel):
     """Ports: scaleset runnerScaleSetsResponse"""
 
-    count: int
+    count: int = 0
     value: list[RunnerScaleSet] = []
 
 
 class _RunnerGroupList(BaseModel):
     """Ports: scaleset RunnerGroupList"""
 
-    count: int
+    count: int = 0
     value: list[RunnerGroup] = []
 
 
 class _RunnerList(BaseModel):
     """Ports: scaleset RunnerReferenceList"""
 
-    count: int
+    count: int = 0
     value: list[RunnerReference] = []
 
 

@@ -147,3 +147,15 @@ async def test_unacknowledged_message_is_delivered_again(fake: FakeActionsServic
     assert again.message_id == first.message_id
     assert await session.get_message(first.message_id, 10) is None  # lastMessageId acknowledges it
     await session.close()
+
+
+async def test_expired_orphan_session_frees_the_scale_set(fake: FakeActionsService, client: ActionsClient) -> None:
+    """A listener that died without deleting its session blocks the next until the service drops it."""
+    scale_set = await client.create_runner_scale_set(RunnerScaleSet(name="s", runner_group_id=1))
+    await client.message_session_client(scale_set.id, "crashed-listener")
+    with pytest.raises(SessionConflictError):
+        await client.message_session_client(scale_set.id, "new-listener")
+    assert fake.expire_session(scale_set.id)
+    session = await client.message_session_client(scale_set.id, "new-listener")
+    assert session.session.owner_name == "new-listener"
+    await session.close()

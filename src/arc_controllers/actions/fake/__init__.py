@@ -27,7 +27,19 @@ from arc_controllers.actions.fake.github import FakeGitHub
 from arc_controllers.actions.fake.model import FakeError, FakeJob, FakeRunner
 from arc_controllers.actions.fake.state import FakeState
 
-__all__ = ["TENANT_PATH", "FakeActionsService", "FakeError", "FakeJob", "FakeRunner", "Fault"]
+__all__ = [
+    "TENANT_PATH",
+    "FakeActionsService",
+    "FakeContext",
+    "FakeError",
+    "FakeGitHub",
+    "FakeJob",
+    "FakeRunner",
+    "FakeState",
+    "Fault",
+    "FaultInjector",
+    "build_app",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -282,6 +294,13 @@ class FakeActionsService:
         Python only: part of the fake Actions service.
         """
         return self.state.expire_queue_tokens()
+
+    def expire_session(self, scale_set_id: int) -> bool:
+        """Drop the scale set's message session, as the service expires an orphaned one.
+
+        Python only: part of the fake Actions service.
+        """
+        return self.state.expire_session(scale_set_id)
 
     def expire_admin_tokens(self) -> int:
         """Revoke every admin token issued so far (next Actions call: 401).

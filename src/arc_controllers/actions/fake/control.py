@@ -192,7 +192,7 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
     ``POST /_fake/jobs/{id}/complete`` ``{"result"}``, ``POST /_fake/runners/register``
     ``{"encodedJITConfig"}``, ``POST /_fake/runners/{id}/take``, ``POST /_fake/runner-groups``
     ``{"name"}``, ``GET|POST|DELETE /_fake/faults``, ``POST /_fake/tokens/expire``
-    ``{"kind": "queue"|"admin"}``.
+    ``{"kind": "queue"|"admin"}``, ``DELETE /_fake/sessions/{scale_set_id}``.
 
     Python only: see the module docstring.
     """
@@ -327,6 +327,11 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
             return _json({"expired": github.expire_admin_tokens()})
         raise FakeError(400, "ArgumentException", "kind must be queue or admin")
 
+    async def expire_session(request: web.Request) -> web.StreamResponse:
+        """Python only: part of the fake Actions service."""
+        dropped = state.expire_session(int(request.match_info["scale_set_id"]))
+        return web.Response(status=204 if dropped else 404)
+
     router = app.router
     router.add_get("/_fake/credentials", credentials, name="control_credentials")
     router.add_get("/_fake/state", show_state, name="control_state")
@@ -340,3 +345,4 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
     router.add_post("/_fake/faults", add_fault, name="control_add_fault")
     router.add_delete("/_fake/faults", clear_faults, name="control_clear_faults")
     router.add_post("/_fake/tokens/expire", expire_tokens, name="control_expire_tokens")
+    router.add_delete("/_fake/sessions/{scale_set_id:\\d+}", expire_session, name="control_expire_session")

@@ -290,6 +290,9 @@ class FakeState:
     def complete_job(self, request_id: int, result: str = "succeeded") -> FakeJob:
         """Finish a job: ``JobCompleted``; its ephemeral runner is unregistered.
 
+        A job no runner had started yet ends ``canceled`` unless another
+        result is given; a job never offered to a scale set ends silently.
+
         Python only: part of the fake Actions service.
         """
         job = self.job(request_id)
@@ -461,6 +464,16 @@ class FakeState:
         self.session(scale_set_id, session_id)
         del self.sessions[scale_set_id]
         self.scale_sets[scale_set_id].queue.wake()
+
+    def expire_session(self, scale_set_id: int) -> bool:
+        """Drop the scale set's session as the service does with an orphaned one; ``False`` if none.
+
+        Python only: part of the fake Actions service.
+        """
+        if self.sessions.pop(scale_set_id, None) is None:
+            return False
+        self.scale_sets[scale_set_id].queue.wake()
+        return True
 
     def session_by_token(self, scale_set_id: int, token: str) -> FakeSession | None:
         """Session by token.
