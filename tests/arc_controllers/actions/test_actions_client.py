@@ -436,3 +436,17 @@ async def test_debug_info_names_proxy_and_ca_but_no_secret() -> None:
     assert info["has_root_ca"] is False
     assert json.loads(info["system_info"])["kind"] == "scaleset"
     assert "ghp_" not in client.debug_info()
+
+
+async def test_runner_registration_5xx_ends_with_the_retry_error() -> None:
+    """Only 401/403 come back as the last answer; exhausted 5xx are RetriesExhaustedError as elsewhere."""
+
+    async def handle(request: HttpRequest) -> HttpResponse:
+        if request.url.endswith("/actions/runner-registration"):
+            return HttpResponse(status=503)
+        return await with_auth(ok_scale_set)(request)
+
+    client, transport = mock_client(handle)
+    with pytest.raises(RetriesExhaustedError):
+        await client.get_runner_scale_set_by_id(1)
+    assert [r.url for r in transport.requests].count("https://api.github.com/actions/runner-registration") == 5
