@@ -18,21 +18,21 @@ Ports: cmd/ghalistener/scaler/scaler.go at actions-runner-controller@0ba3cc92
 
 from __future__ import annotations
 
-import asyncio
-import copy
 import json
-import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import structlog
 
+from reconcilekit.client import merge_from, merge_from_with_optimistic_lock
 from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey, Patch
 from reconcilekit.errors import ConflictError, NotFoundError
+from reconcilekit.retry import Backoff, retry_on_conflict
 
 __all__ = [
+    "DEFAULT_CONFLICT_BACKOFF",
     "EPHEMERAL_RUNNER_GVK",
     "EPHEMERAL_RUNNER_SET_GVK",
     "MAX_PATCH_SEQ",
@@ -48,8 +48,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__).bind(component="worker")
 
-_T = TypeVar("_T")
-
 EPHEMERAL_RUNNER_SET_GVK = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")
 """The kind whose ``spec.replicas`` and ``spec.patchID`` the listener owns."""
 
@@ -58,6 +56,9 @@ EPHEMERAL_RUNNER_GVK = GroupVersionKind("actions.github.com", "v1alpha1", "Ephem
 
 MAX_PATCH_SEQ = 2**31 - 1
 """The patch sequence wraps after this value (Go's ``math.MaxInt32``); the next ID is 1."""
+
+DEFAULT_CONFLICT_BACKOFF = Backoff(duration=0.01, factor=1.0, jitter=0.1, steps=5)
+"""client-go's retry.DefaultRetry: 5 attempts, 10 ms apart plus up to 10 % jitter."""
 
 _TERMINAL_PHASES = frozenset({"Failed", "Succeeded", "Outdated"})
 _ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
@@ -254,46 +255,9 @@ class ScalerClient(Protocol):
     def status(self) -> _SubResourcePatcher: ...
 
 
-class _ExactMergePatch:
-    """A merge patch whose body is fixed when it is made.
-
-    Python only: the body is computed from a fixed "before" object, as Go's
-    ``CreateMergePatch`` does, so the request bytes do not depend on the object.
-    """
-
-    type = "application/merge-patch+json"
-
-    def __init__(self, body: Mapping[str, Any]) -> None:
-        self._bytes = _dumps(body)
-
-    def data(self, obj: Mapping[str, Any], /) -> bytes:
-        return self._bytes
-
-
-def _dumps(body: Mapping[str, Any]) -> bytes:
-    """Python only: compact JSON with sorted keys, as Go's merge-patch output."""
-    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-
-
-async def _retry_on_conflict(fn: Callable[[], Awaitable[_T]], *, steps: int = 5, duration: float = 0.01) -> _T:
-    """Call ``fn`` again while it raises `ConflictError`, at most ``steps`` calls.
-
-    Sleeps ``duration`` seconds plus up to 10 % jitter between calls (client-go's
-    DefaultRetry: 5 steps, 10 ms, factor 1, jitter 0.1).
-
-    Raises:
-        ConflictError: the last conflict, when every call conflicted.
-
-    Ports: k8s.io/client-go/util/retry.RetryOnConflict with retry.DefaultRetry
-    """
-    for attempt in range(steps):
-        try:
-            return await fn()
-        except ConflictError:
-            if attempt == steps - 1:
-                raise
-        await asyncio.sleep(duration * (1 + 0.1 * random.random()))
-    raise AssertionError("unreachable")
+def _dumps(body: Mapping[str, Any]) -> str:
+    """Python only: the patch as compact JSON with sorted keys, for error messages."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
 class Scaler:
@@ -313,20 +277,20 @@ class Scaler:
         runner_set_name: str,
         min_runners: int,
         max_runners: int,
-        conflict_retry_steps: int = 5,
+        conflict_backoff: Backoff = DEFAULT_CONFLICT_BACKOFF,
     ) -> None:
         """Args:
         client: Kubernetes access (see `ScalerClient` for the RBAC).
         namespace: Namespace of the EphemeralRunnerSet and its runners.
         runner_set_name: Name of the EphemeralRunnerSet.
         min_runners, max_runners: Bounds of the desired count.
-        conflict_retry_steps: Calls of the job-started GET and PATCH before a
-            conflict is given up on (client-go's DefaultRetry: 5).
+        conflict_backoff: Attempts of the job-started GET and PATCH, and the
+            sleeps between them, before a conflict is given up on.
         """
         self._client = client
         self._namespace = namespace
         self._runner_set_name = runner_set_name
-        self._conflict_retry_steps = conflict_retry_steps
+        self._conflict_backoff = conflict_backoff
         self.state = DesiredState(min_runners=min_runners, max_runners=max_runners)
 
     async def handle_desired_runner_count(self, count: int) -> int:
@@ -342,13 +306,14 @@ class Scaler:
         """
         decision = self.state.decide(count)
         body = desired_count_patch(decision)
-        target = self._runner_set_object()
+        base = {**self._runner_set_object(), "spec": {"patchID": -1, "replicas": -1}}
+        target = {**self._runner_set_object(), "spec": {k: v for k, v in body["spec"].items() if v is not None}}
         try:
-            await self._client.patch(target, _ExactMergePatch(body))
+            await self._client.patch(target, merge_from(base))
         except Exception as err:
             raise RuntimeError(
                 f"could not patch ephemeral runner set {self._namespace}/{self._runner_set_name}, "
-                f"patch JSON: {_dumps(body).decode()}: {err}"
+                f"patch JSON: {_dumps(body)}: {err}"
             ) from err
         log.info(
             "ephemeral runner set scaled",
@@ -390,7 +355,7 @@ class Scaler:
             request_id=job.runner_request_id,
         )
         self.state.mark_dirty()
-        await _retry_on_conflict(lambda: self._patch_job_started(job), steps=self._conflict_retry_steps)
+        await retry_on_conflict(self._conflict_backoff, lambda: self._patch_job_started(job))
 
     async def _patch_job_started(self, job: JobStartedInfo) -> None:
         """One read-decide-patch attempt. Ports: Scaler.patchJobStarted"""
@@ -400,13 +365,19 @@ class Scaler:
         except NotFoundError:
             log.info("ephemeral runner not found, skipping job info update", runner_name=job.runner_name)
             return
-        body: dict[str, Any] = {"status": job_started_status(job)}
+        status = job_started_status(job)
+        base = self._runner_object(job.runner_name)
+        patch: Patch
         if should_promote_to_running(runner):
-            body["status"]["phase"] = "Running"
-            body["metadata"] = {"resourceVersion": (runner.get("metadata") or {}).get("resourceVersion", "")}
-        target = copy.deepcopy(runner)
+            status["phase"] = "Running"
+            base["metadata"]["resourceVersion"] = (runner.get("metadata") or {}).get("resourceVersion", "")
+            patch = merge_from_with_optimistic_lock(base)
+        else:
+            patch = merge_from(base)
+        target = {**self._runner_object(job.runner_name), "status": status}
+        body = json.loads(patch.data(target))
         try:
-            await self._client.status().patch(target, _ExactMergePatch(body))
+            await self._client.status().patch(target, patch)
         except NotFoundError:
             log.info("ephemeral runner not found, skipping status patch", runner_name=job.runner_name)
             return
@@ -415,9 +386,17 @@ class Scaler:
             raise
         except Exception as err:
             raise RuntimeError(
-                f"could not patch ephemeral runner {key} status, patch JSON: {_dumps(body).decode()}: {err}"
+                f"could not patch ephemeral runner {key} status, patch JSON: {_dumps(body)}: {err}"
             ) from err
-        log.info("ephemeral runner status updated", runner_name=job.runner_name, phase=body["status"].get("phase"))
+        log.info("ephemeral runner status updated", runner_name=job.runner_name, phase=status.get("phase"))
+
+    def _runner_object(self, name: str) -> Object:
+        """Python only: a bare EphemeralRunner the status patch is computed from and addressed to."""
+        return {
+            "apiVersion": EPHEMERAL_RUNNER_GVK.api_version,
+            "kind": EPHEMERAL_RUNNER_GVK.kind,
+            "metadata": {"namespace": self._namespace, "name": name},
+        }
 
     def _runner_set_object(self) -> Object:
         """Python only: the object the ERS patch is addressed to (the client reads its key and kind)."""
