@@ -17,6 +17,7 @@ import signal
 import sys
 
 import structlog
+from prometheus_client import disable_created_metrics
 
 from arc_controllers.actions import (
     GitHubAppAuth,
@@ -64,6 +65,9 @@ def main() -> int:
     except ValueError as err:
         print(f"Application returned an error: failed to create logger: {err}", file=sys.stderr)
         return 1
+    # Go's client exposes no *_created series; prometheus_client's switch is process-wide,
+    # so only the entry point turns it off.
+    disable_created_metrics()  # type: ignore[no-untyped-call]
     return asyncio.run(_run(config))
 
 
@@ -143,6 +147,7 @@ async def _run_app(config: ListenerConfig) -> None:
     kube = new_kube_client(rest, field_owner="ghalistener", register_prometheus=False)
 
     async def open_session(scale_set_id: int, owner: str, /) -> SessionClient:
+        """Ports: the scalesetClient.MessageSessionClient call of run"""
         return await actions.message_session_client(scale_set_id, owner)
 
     async with actions:

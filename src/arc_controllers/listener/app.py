@@ -76,6 +76,8 @@ class ListenerApp:
         session_close_timeout: Seconds allowed for the session delete at exit.
             Differs: scaleset v0.4.0 sets no overall limit (only the 5-minute
             per-attempt timeout); the legacy listener used 30 s, kept here.
+
+        Python only: Go builds these values inside run.
         """
         self._config = config
         self._open_session = open_session

@@ -417,6 +417,8 @@ class MetricsServer:
         registry: What to serve.
         addr: ``host:port``; an empty host (``":8080"``) listens on all interfaces, port 0 picks one.
         endpoint: The HTTP path; ``/metrics`` when empty.
+
+        Ports: the http.Server built in NewExporter (ExporterConfig.defaults for the endpoint)
         """
         host, _, port = addr.rpartition(":")
         self._host = host.strip("[]") or None

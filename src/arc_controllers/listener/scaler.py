@@ -88,6 +88,7 @@ class DesiredState:
     """
 
     def __init__(self, *, min_runners: int, max_runners: int) -> None:
+        """Ports: the initial field values set by scaler.New (targetRunners −1, patchSeq −1)"""
         self.min_runners = min_runners
         self.max_runners = max_runners
         self.target_runners = -1
@@ -286,6 +287,8 @@ class Scaler:
         min_runners, max_runners: Bounds of the desired count.
         conflict_backoff: Attempts of the job-started GET and PATCH, and the
             sleeps between them, before a conflict is given up on.
+
+        Ports: scaler.New (without building the clientset: the client is given)
         """
         self._client = client
         self._namespace = namespace

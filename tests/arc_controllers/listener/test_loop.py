@@ -202,3 +202,59 @@ def test_listener_rejects_bad_bounds() -> None:
         Listener(FakeSession(), scale_set_id=0, max_runners=1)
     with pytest.raises(ValueError, match="maxRunners"):
         Listener(FakeSession(), scale_set_id=1, max_runners=2**31)
+
+
+class RecordingMetrics:
+    def __init__(self, session: FakeSession) -> None:
+        self.session = session
+
+    def record_statistics(self, statistics: Any, /) -> None:
+        self.session.calls.append(("m:statistics", statistics.total_assigned_jobs))
+
+    def record_job_started(self, job: Any, /) -> None:
+        self.session.calls.append(("m:started", job.runner_name))
+
+    def record_job_completed(self, job: Any, /) -> None:
+        self.session.calls.append(("m:completed", job.runner_name))
+
+    def record_desired_runners(self, count: int, /) -> None:
+        self.session.calls.append(("m:desired", count))
+
+
+# Upstream: github.com/actions/scaleset listener/listener_test.go (metrics recorder hooks)
+async def test_metric_hooks_follow_upstreams_order_and_skip_empty_polls() -> None:
+    """Statistics before the ack, each job hook right before its handler; no desired-runners record on empty polls."""
+    session = FakeSession(
+        [
+            None,
+            Message(
+                message_id=2,
+                statistics=Stats(total_assigned_jobs=1),
+                job_started_messages=[JobStarted(runner_name="r-1")],
+                job_completed_messages=[JobCompleted(runner_name="r-0")],
+            ),
+        ]
+    )
+    listener = Listener(session, scale_set_id=7, max_runners=3, recorder=RecordingMetrics(session))
+    task = asyncio.create_task(listener.run(RecordingScaler(session)), name="listener-under-test")
+    await asyncio.wait_for(session.polling.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert session.calls == [
+        ("m:statistics", 0),
+        ("desired", 0),
+        ("m:desired", 0),
+        ("get", 0, 3),
+        ("desired", 0),
+        ("get", 0, 3),
+        ("m:statistics", 1),
+        ("ack", 2),
+        ("m:started", "r-1"),
+        ("started", "r-1"),
+        ("m:completed", "r-0"),
+        ("completed", "r-0"),
+        ("desired", 1),
+        ("m:desired", 1),
+        ("get", 2, 3),
+    ]
