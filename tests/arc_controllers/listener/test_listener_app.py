@@ -6,8 +6,7 @@ import asyncio
 import socket
 
 import pytest
-from listener_fakes import FakeKube, runner_set
-from test_loop import FakeSession, Message, Stats
+from listener_fakes import FakeKube, FakeSession, Message, Stats, runner_set
 
 from arc_controllers.listener.app import AppError, ListenerApp
 from arc_controllers.listener.config import ListenerConfig

@@ -1,82 +1,15 @@
-"""The message loop and the message session, against in-memory fakes."""
+"""The message loop against an in-memory message session and scaler."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from listener_fakes import JobCompleted, JobStarted
+from listener_fakes import Available, FakeSession, JobCompleted, JobStarted, Message, Session, Stats
 
 from arc_controllers.listener.loop import Listener, ListenerError
-
-
-@dataclass
-class Stats:
-    total_assigned_jobs: int = 0
-    total_running_jobs: int = 0
-    total_registered_runners: int = 0
-    total_busy_runners: int = 0
-    total_idle_runners: int = 0
-
-
-@dataclass
-class Session:
-    session_id: uuid.UUID = field(default_factory=uuid.uuid4)
-    message_queue_url: str = "http://127.0.0.1/queue"
-    message_queue_access_token: str = "token-1"
-    statistics: Stats | None = field(default_factory=Stats)
-
-
-@dataclass
-class Available:
-    runner_request_id: int
-
-
-@dataclass
-class Message:
-    message_id: int
-    statistics: Stats | None = field(default_factory=Stats)
-    job_available_messages: list[Available] = field(default_factory=list)
-    job_started_messages: list[Any] = field(default_factory=list)
-    job_completed_messages: list[Any] = field(default_factory=list)
-
-
-class FakeSession:
-    """A message session client: records every call in order, answers from a script."""
-
-    def __init__(self, messages: Sequence[Message | BaseException | None] = ()) -> None:
-        self.calls: list[tuple[Any, ...]] = []
-        self.script = list(messages)
-        self.session = Session()
-        self.polling = asyncio.Event()
-        self.acked = asyncio.Event()
-        self.closed = False
-
-    async def get_message(self, last: int, capacity: int, /) -> Message | None:
-        self.calls.append(("get", last, capacity))
-        if not self.script:
-            self.polling.set()
-            await asyncio.Event().wait()  # a long poll that only cancellation ends
-        item = self.script.pop(0)
-        if isinstance(item, BaseException):
-            raise item
-        return item
-
-    async def delete_message(self, message_id: int, /) -> None:
-        self.calls.append(("ack", message_id))
-        self.acked.set()
-
-    async def acquire_jobs(self, ids: list[int], /) -> list[int]:
-        self.calls.append(("acquire", list(ids)))
-        return list(ids)
-
-    async def close(self) -> None:
-        self.calls.append(("close",))
-        self.closed = True
 
 
 class RecordingScaler:
