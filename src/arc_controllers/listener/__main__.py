@@ -32,7 +32,7 @@ from arc_controllers.listener.config import ConfigError, ListenerConfig, read_co
 from reconcilekit.client import new_client as new_kube_client
 from reconcilekit.config import load_rest_config
 
-__all__ = ["DEFAULT_BURST", "DEFAULT_QPS", "main"]
+__all__ = ["DEFAULT_BURST", "DEFAULT_QPS", "main", "rate_limits"]
 
 CONFIG_PATH_ENV = "LISTENER_CONFIG_PATH"
 DEFAULT_QPS = 50.0
@@ -106,23 +106,30 @@ def _credentials(config: ListenerConfig) -> Credentials:
     )
 
 
-def _rate_limits(config: ListenerConfig) -> tuple[float, int]:
-    """QPS and burst for the scaler's Kubernetes client; values below 1 fall back to the defaults.
+def rate_limits(config: ListenerConfig) -> tuple[float, int]:
+    """QPS and burst for the scaler's Kubernetes client; missing values or values below 1 use the defaults.
+
+    Missing values are normal (debug); out-of-range ones are warned about.
 
     Ports: effectiveRateLimiterConfig
     """
-    scaler = config.scaler or {}
+    if config.scaler is None:
+        log.debug("listener scaler configuration is missing; using defaults", qps=DEFAULT_QPS, burst=DEFAULT_BURST)
+        return DEFAULT_QPS, DEFAULT_BURST
     qps, burst = DEFAULT_QPS, DEFAULT_BURST
-    if isinstance(scaler.get("qps"), int | float):
-        if scaler["qps"] < 1:
-            log.warning("listener scaler qps must be greater than 0; using default", configured=scaler["qps"])
-        else:
-            qps = float(scaler["qps"])
-    if isinstance(scaler.get("burst"), int):
-        if scaler["burst"] < 1:
-            log.warning("listener scaler burst must be greater than 0; using default", configured=scaler["burst"])
-        else:
-            burst = int(scaler["burst"])
+    configured_qps, configured_burst = config.scaler.get("qps"), config.scaler.get("burst")
+    if not isinstance(configured_qps, int | float):
+        log.debug("listener scaler qps is missing; using default", default=DEFAULT_QPS)
+    elif configured_qps < 1:
+        log.warning("listener scaler qps must be greater than 0; using default", configured=configured_qps)
+    else:
+        qps = float(configured_qps)
+    if not isinstance(configured_burst, int):
+        log.debug("listener scaler burst is missing; using default", default=DEFAULT_BURST)
+    elif configured_burst < 1:
+        log.warning("listener scaler burst must be greater than 0; using default", configured=configured_burst)
+    else:
+        burst = configured_burst
     return qps, burst
 
 
@@ -142,7 +149,7 @@ async def _run_app(config: ListenerConfig) -> None:
         )
     except ValueError as err:
         raise RuntimeError(f"failed to create actions client: {err}") from err
-    qps, burst = _rate_limits(config)
+    qps, burst = rate_limits(config)
     rest = dataclasses.replace(await load_rest_config(), qps=qps, burst=burst)
     kube = new_kube_client(rest, field_owner="ghalistener", register_prometheus=False)
 
