@@ -61,10 +61,11 @@ class RestConfig:
     """The User-Agent header of every request."""
 
     qps: float = -1.0
-    """Requests per second a client may send; negative means no client-side limit (as CR's GetConfig)."""
+    """Requests per second a client may send per resource (one token bucket each, as CR's
+    per-GVK REST clients); zero or negative means no client-side limit (CR's GetConfig default)."""
 
     burst: int = 0
-    """Requests a client may send at once above ``qps``."""
+    """Requests a client may send at once per resource before ``qps`` applies (at least 1)."""
 
     source: Any = field(default=None, repr=False, compare=False)
     """kubernetes_asyncio's Configuration this config came from, whose hook refreshes tokens."""

@@ -221,6 +221,14 @@ class ControlPlaneProcess:
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.05)
         self._signal(signal.SIGKILL)
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.01)
+        # Mark asyncio's transport closed (it polls the Popen, which learns the exit), so
+        # neither warns "still running" when collected after the loop is gone.
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()
         self._proc = None
 
 

@@ -198,6 +198,10 @@ async def test_delete_sends_delete_options(server: tuple[_Server, str], client: 
     }
     with pytest.raises(ValueError, match="unknown delete preconditions"):
         await client.delete(obj, preconditions={"name": "x"})
+    # With a body the server ignores the query string, so a dry run must be in the body.
+    await client.delete(obj, dry_run=True)
+    assert json.loads(srv.requests[-1]["body"])["dryRun"] == ["All"]
+    assert srv.requests[-1]["query"] == []
 
 
 @pytest.mark.parametrize(
@@ -221,7 +225,12 @@ async def test_status_answers_become_errors(
     assert is_conflict(info.value) == (reason == "Conflict")
 
 
-async def test_retry_after_header_reaches_the_error(server: tuple[_Server, str], client: RestClient) -> None:
+async def test_retry_after_header_reaches_the_error(
+    server: tuple[_Server, str], client: RestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reconcilekit.client import _rest
+
+    monkeypatch.setattr(_rest, "MAX_RETRIES", 0)
     srv, _ = server
     srv.replies[("GET", "/api/v1/namespaces/ns/configmaps/a")] = (
         429,
@@ -361,3 +370,42 @@ async def test_typed_client_round_trips_unknown_fields(server: tuple[_Server, st
     assert sent["binaryData"] == {"b": "AA=="}
     assert sent["immutable"] is False
     assert model.data == {"k": "v"}  # refreshed from the answer
+
+
+async def test_token_bucket_spaces_requests_after_the_burst(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Burst 2 at 10 qps: two at once, then 0.1 s apart (sleeps recorded, not timed)."""
+    from reconcilekit.client import _rest
+
+    now = [100.0]
+    sleeps: list[float] = []
+    monkeypatch.setattr(_rest.time, "monotonic", lambda: now[0])
+
+    async def fake_sleep(seconds: float) -> None:
+        sleeps.append(round(seconds, 6))
+
+    monkeypatch.setattr(_rest.asyncio, "sleep", fake_sleep)
+    bucket = _rest.TokenBucket(10.0, 2)
+    for _ in range(4):
+        await bucket.wait()
+    assert sleeps == [0.1, 0.2]
+    now[0] += 1.0  # a second later the bucket is full again (capped at burst)
+    sleeps.clear()
+    await bucket.wait()
+    await bucket.wait()
+    assert sleeps == []
+
+
+async def test_retry_after_answers_are_retried_then_surface(server: tuple[_Server, str], client: RestClient) -> None:
+    """429 with Retry-After is repeated (client-go's rule); without the header it is raised at once."""
+    srv, _ = server
+    path = "/api/v1/namespaces/ns/configmaps/busy"
+    srv.replies[("GET", path)] = (429, _status(429, "TooManyRequests"), {"Retry-After": "0"})
+    with pytest.raises(TooManyRequestsError):
+        await client.get(CM, ObjectKey("ns", "busy"))
+    assert client.request_counts()[RequestKey("get", "configmaps", 429)] == 11  # 1 + MAX_RETRIES
+
+    srv.replies[("GET", path)] = (429, _status(429, "TooManyRequests"), {})
+    client.reset_request_counts()
+    with pytest.raises(TooManyRequestsError):
+        await client.get(CM, ObjectKey("ns", "busy"))
+    assert client.request_counts() == {RequestKey("get", "configmaps", 429): 1}
