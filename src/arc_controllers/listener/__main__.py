@@ -1,0 +1,168 @@
+"""``arc-listener``: the listener process of one runner scale set.
+
+Reads the config file named by ``LISTENER_CONFIG_PATH``, opens the message
+session, and scales the EphemeralRunnerSet until stopped. Exit status is 1
+whenever the process ends, SIGTERM and SIGINT included (as upstream's); the
+session is deleted first.
+
+Ports: cmd/ghalistener/main.go (main)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+import sys
+
+import structlog
+from prometheus_client import disable_created_metrics
+
+from arc_controllers.actions import (
+    GitHubAppAuth,
+    PersonalAccessToken,
+    SystemInfo,
+    new_client,
+)
+from arc_controllers.actions.auth import Credentials
+from arc_controllers.listener._logging import configure_logging
+from arc_controllers.listener.app import ListenerApp, SessionClient
+from arc_controllers.listener.config import ConfigError, ListenerConfig, read_config
+from reconcilekit.client import new_client as new_kube_client
+from reconcilekit.config import load_rest_config
+
+__all__ = ["DEFAULT_BURST", "DEFAULT_QPS", "main", "rate_limits"]
+
+CONFIG_PATH_ENV = "LISTENER_CONFIG_PATH"
+DEFAULT_QPS = 50.0
+"""Kubernetes requests per second the scaler may send (upstream's scaler default)."""
+DEFAULT_BURST = 100
+"""Kubernetes requests the scaler may send at once above `DEFAULT_QPS`."""
+
+BUILD_VERSION = "dev"
+"""Reported in the User-Agent as ``version``."""
+
+log = structlog.get_logger(__name__)
+
+
+def main() -> int:
+    """Run the listener; return the process exit status (1 on every end, 0 never in practice).
+
+    Ports: main
+    """
+    path = os.environ.get(CONFIG_PATH_ENV)
+    if path is None:
+        print(f"Error: {CONFIG_PATH_ENV} environment variable is not set", file=sys.stderr)
+        return 1
+    try:
+        config = read_config(path)
+    except ConfigError as err:
+        print(f"Failed to read config: {err}", file=sys.stderr)
+        return 1
+    try:
+        configure_logging(config.log_level, config.log_format)
+    except ValueError as err:
+        print(f"Application returned an error: failed to create logger: {err}", file=sys.stderr)
+        return 1
+    # Go's client exposes no *_created series; prometheus_client's switch is process-wide,
+    # so only the entry point turns it off.
+    disable_created_metrics()  # type: ignore[no-untyped-call]
+    return asyncio.run(_run(config))
+
+
+async def _run(config: ListenerConfig) -> int:
+    """Install the signal handlers, run the app, turn its end into an exit status.
+
+    Ports: the signal.NotifyContext and error handling of main
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        await _run_app(config)
+    except asyncio.CancelledError:
+        print("Application returned an error: context canceled", file=sys.stderr)
+        return 1
+    except Exception as err:
+        print(f"Application returned an error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    return 0
+
+
+def _credentials(config: ListenerConfig) -> Credentials:
+    """PAT when a token is set, else the GitHub App. Ports: Config.ActionsClient (credential switch)"""
+    if config.github_token:
+        return PersonalAccessToken(token=config.github_token)
+    return GitHubAppAuth(
+        client_id=config.github_app_id,
+        installation_id=config.github_app_installation_id,
+        private_key=config.github_app_private_key,
+    )
+
+
+def rate_limits(config: ListenerConfig) -> tuple[float, int]:
+    """QPS and burst for the scaler's Kubernetes client; missing values or values below 1 use the defaults.
+
+    Missing values are normal (debug); out-of-range ones are warned about.
+
+    Ports: effectiveRateLimiterConfig
+    """
+    if config.scaler is None:
+        log.debug("listener scaler configuration is missing; using defaults", qps=DEFAULT_QPS, burst=DEFAULT_BURST)
+        return DEFAULT_QPS, DEFAULT_BURST
+    qps, burst = DEFAULT_QPS, DEFAULT_BURST
+    configured_qps, configured_burst = config.scaler.get("qps"), config.scaler.get("burst")
+    if not isinstance(configured_qps, int | float):
+        log.debug("listener scaler qps is missing; using default", default=DEFAULT_QPS)
+    elif configured_qps < 1:
+        log.warning("listener scaler qps must be greater than 0; using default", configured=configured_qps)
+    else:
+        qps = float(configured_qps)
+    if not isinstance(configured_burst, int):
+        log.debug("listener scaler burst is missing; using default", default=DEFAULT_BURST)
+    elif configured_burst < 1:
+        log.warning("listener scaler burst must be greater than 0; using default", configured=configured_burst)
+    else:
+        burst = configured_burst
+    return qps, burst
+
+
+async def _run_app(config: ListenerConfig) -> None:
+    """Build the Actions and Kubernetes clients and run the app. Ports: run"""
+    try:
+        actions = new_client(
+            config.configure_url,
+            _credentials(config),
+            system_info=SystemInfo(
+                version=BUILD_VERSION,
+                commit_sha=BUILD_VERSION,
+                scale_set_id=config.runner_scale_set_id,
+                subsystem="ghalistener",
+            ),
+            root_ca=config.server_root_ca,
+        )
+    except ValueError as err:
+        raise RuntimeError(f"failed to create actions client: {err}") from err
+    qps, burst = rate_limits(config)
+    rest = dataclasses.replace(await load_rest_config(), qps=qps, burst=burst)
+    kube = new_kube_client(rest, field_owner="ghalistener", register_prometheus=False)
+
+    async def open_session(scale_set_id: int, owner: str, /) -> SessionClient:
+        """Ports: the scalesetClient.MessageSessionClient call of run"""
+        return await actions.message_session_client(scale_set_id, owner)
+
+    async with actions:
+        try:
+            await ListenerApp(config, open_session=open_session, kube=kube).run()
+        finally:
+            await kube.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

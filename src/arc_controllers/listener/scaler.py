@@ -1,0 +1,410 @@
+"""The scaler: turns demand into EphemeralRunnerSet patches, and job starts into runner status.
+
+Two writers live here. `DesiredState` is a pure state machine that decides the
+replica count and the patch ID from the assigned-jobs statistic; `Scaler`
+sends its decisions as merge patches on the EphemeralRunnerSet and, for each
+JobStarted, records the job on the EphemeralRunner and promotes it to
+``Running`` under an optimistic lock.
+
+Patch shapes (merge patches, ``application/merge-patch+json``)::
+
+    EphemeralRunnerSet (main resource)  {"spec": {"patchID": P, "replicas": N}}
+                                        {"spec": {"patchID": P, "replicas": null}}   when N == 0
+    EphemeralRunner /status             {"metadata": {"resourceVersion": RV},         only when promoting
+                                         "status": {<job fields>, "phase": "Running"}}
+
+Ports: cmd/ghalistener/scaler/scaler.go at actions-runner-controller@0ba3cc92
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import structlog
+
+from reconcilekit.client import merge_from, merge_from_with_optimistic_lock
+from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey, Patch
+from reconcilekit.errors import ConflictError, NotFoundError
+from reconcilekit.retry import Backoff, retry_on_conflict
+
+__all__ = [
+    "DEFAULT_CONFLICT_BACKOFF",
+    "EPHEMERAL_RUNNER_GVK",
+    "EPHEMERAL_RUNNER_SET_GVK",
+    "MAX_PATCH_SEQ",
+    "Decision",
+    "DesiredState",
+    "JobStartedInfo",
+    "Scaler",
+    "ScalerClient",
+    "desired_count_patch",
+    "job_started_status",
+    "should_promote_to_running",
+]
+
+log = structlog.get_logger(__name__).bind(component="worker")
+
+EPHEMERAL_RUNNER_SET_GVK = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")
+"""The kind whose ``spec.replicas`` and ``spec.patchID`` the listener owns."""
+
+EPHEMERAL_RUNNER_GVK = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
+"""The kind whose job fields and ``Running`` phase the listener writes."""
+
+MAX_PATCH_SEQ = 2**31 - 1
+"""The patch sequence wraps after this value (Go's ``math.MaxInt32``); the next ID is 1."""
+
+DEFAULT_CONFLICT_BACKOFF = Backoff(duration=0.01, factor=1.0, jitter=0.1, steps=5)
+"""client-go's retry.DefaultRetry: 5 attempts, 10 ms apart plus up to 10 % jitter."""
+
+_TERMINAL_PHASES = frozenset({"Failed", "Succeeded", "Outdated"})
+_ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One desired-count decision: what the EphemeralRunnerSet patch carries.
+
+    Python only: Go returns the patch ID and keeps the target in the scaler.
+    """
+
+    replicas: int
+    """``spec.replicas``: min(minRunners + assigned jobs, maxRunners)."""
+
+    patch_id: int
+    """``spec.patchID``: 0 means "converge now, scale-down included"."""
+
+
+class DesiredState:
+    """The scaler's memory: last target, patch sequence and the dirty flag.
+
+    A fresh instance is a fresh process: target −1, sequence −1 (so the first
+    patch ID is 0), not dirty. Nothing here is persisted.
+
+    Ports: the targetRunners, patchSeq and dirty fields of scaler.Scaler
+    """
+
+    def __init__(self, *, min_runners: int, max_runners: int) -> None:
+        """Ports: the initial field values set by scaler.New (targetRunners −1, patchSeq −1)"""
+        self.min_runners = min_runners
+        self.max_runners = max_runners
+        self.target_runners = -1
+        """The last decided replica count; −1 before the first decision."""
+        self.patch_seq = -1
+        """The last used sequence number; −1 before the first decision."""
+        self.dirty = False
+        """A job started or completed since the last decision."""
+
+    def mark_dirty(self) -> None:
+        """Record that a job started or completed. Ports: the ``w.dirty = true`` of HandleJobStarted/HandleJobCompleted"""  # noqa: E501
+        self.dirty = True
+
+    def decide(self, assigned_jobs: int) -> Decision:
+        """Decide the replica count and patch ID for ``assigned_jobs`` assigned jobs.
+
+        The sequence always advances. The published ID is the sequence number,
+        except 0 when nothing happened since the last decision and the target is
+        unchanged and equal to ``min_runners`` (idle: force convergence).
+
+        Args:
+            assigned_jobs: ``statistics.totalAssignedJobs`` (waiting plus running).
+
+        Ports: Scaler.setDesiredWorkerState
+        """
+        was_dirty = self.dirty
+        self.dirty = False
+        if self.patch_seq == MAX_PATCH_SEQ:
+            self.patch_seq = 0
+        self.patch_seq += 1
+        target = min(self.min_runners + assigned_jobs, self.max_runners)
+        previous = self.target_runners
+        self.target_runners = target
+        patch_id = self.patch_seq
+        if not was_dirty and target == previous and target == self.min_runners:
+            patch_id = 0
+        log.debug(
+            "calculated target runner count",
+            assigned_jobs=assigned_jobs,
+            decision=target,
+            min=self.min_runners,
+            max=self.max_runners,
+            patch_id=patch_id,
+        )
+        return Decision(replicas=target, patch_id=patch_id)
+
+
+def desired_count_patch(decision: Decision) -> dict[str, Any]:
+    """The exact merge-patch body for the EphemeralRunnerSet.
+
+    Go diffs ``{replicas: −1, patchID: −1}`` against the new values with
+    ``replicas`` omitted when zero, so 0 replicas is sent as ``null``.
+
+    Ports: the patch built in Scaler.HandleDesiredRunnerCount
+    """
+    replicas = decision.replicas if decision.replicas != 0 else None
+    return {"spec": {"patchID": decision.patch_id, "replicas": replicas}}
+
+
+class JobStartedInfo(Protocol):
+    """The parts of a JobStarted message the scaler reads.
+
+    Timestamps may be ``None`` or the zero time (0001-01-01T00:00:00Z): both
+    mean "not reported" and are left out of the patch.
+
+    Ports: scaleset.JobStarted (as consumed by the scaler)
+    """
+
+    @property
+    def runner_request_id(self) -> int: ...
+    @property
+    def repository_name(self) -> str: ...
+    @property
+    def owner_name(self) -> str: ...
+    @property
+    def job_id(self) -> str: ...
+    @property
+    def job_workflow_ref(self) -> str: ...
+    @property
+    def job_display_name(self) -> str: ...
+    @property
+    def workflow_run_id(self) -> int: ...
+    @property
+    def event_name(self) -> str: ...
+    @property
+    def queue_time(self) -> datetime | None: ...
+    @property
+    def scale_set_assign_time(self) -> datetime | None: ...
+    @property
+    def runner_assign_time(self) -> datetime | None: ...
+    @property
+    def runner_name(self) -> str: ...
+
+
+def _kube_time(value: datetime | None) -> str | None:
+    """RFC 3339 in UTC with seconds precision, or None for an unreported time.
+
+    Ports: optionalTime, with metav1.Time's JSON form
+    """
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    if value == _ZERO_TIME:
+        return None
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def job_started_status(job: JobStartedInfo) -> dict[str, Any]:
+    """The job fields of the runner's status for ``job``, zero values left out.
+
+    ``jobRepositoryName`` is always present (``"owner/repo"``, even ``"/"``).
+    Fields are never cleared: a value the message lacks is simply not sent.
+
+    Ports: the EphemeralRunnerStatus built in Scaler.patchJobStarted
+    """
+    status: dict[str, Any] = {"jobRepositoryName": f"{job.owner_name}/{job.repository_name}"}
+    optional: dict[str, Any] = {
+        "jobRequestId": job.runner_request_id,
+        "jobId": job.job_id,
+        "workflowRunId": job.workflow_run_id,
+        "jobWorkflowRef": job.job_workflow_ref,
+        "jobDisplayName": job.job_display_name,
+        "jobEventName": job.event_name,
+        "jobQueuedAt": _kube_time(job.queue_time),
+        "jobScaleSetAssignedAt": _kube_time(job.scale_set_assign_time),
+        "jobRunnerAssignedAt": _kube_time(job.runner_assign_time),
+    }
+    status.update({key: value for key, value in optional.items() if value})
+    return status
+
+
+def should_promote_to_running(runner: Mapping[str, Any]) -> bool:
+    """Whether a JobStarted may move ``runner`` to ``Running``.
+
+    Not when it is being deleted, nor when its phase is Failed, Succeeded or
+    Outdated: a runner that already finished is never resurrected.
+
+    Ports: the phase guard in Scaler.patchJobStarted
+    """
+    if (runner.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    return (runner.get("status") or {}).get("phase", "") not in _TERMINAL_PHASES
+
+
+class _SubResourcePatcher(Protocol):
+    """Python only: the one subresource call the scaler makes (status patch)."""
+
+    async def patch(self, obj: Object, patch: Patch, /) -> Object: ...
+
+
+class ScalerClient(Protocol):
+    """The Kubernetes calls the scaler needs, and nothing more.
+
+    Satisfied by `reconcilekit.client.Client`; RBAC needed: ``patch`` on the
+    EphemeralRunnerSet, ``get`` on ephemeralrunners, ``patch`` on ephemeralrunners/status.
+
+    Python only: the scaler's role-sized view of the client.
+    """
+
+    async def get(self, gvk: GroupVersionKind, key: ObjectKey, /) -> Object: ...
+
+    async def patch(self, obj: Object, patch: Patch, /) -> Object: ...
+
+    def status(self) -> _SubResourcePatcher: ...
+
+
+def _dumps(body: Mapping[str, Any]) -> str:
+    """Python only: the patch as compact JSON with sorted keys, for error messages."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+
+class Scaler:
+    """Writes the listener's decisions to Kubernetes.
+
+    Not safe for concurrent calls: the loop calls one handler at a time, as the
+    Go listener does.
+
+    Ports: scaler.Scaler
+    """
+
+    def __init__(
+        self,
+        client: ScalerClient,
+        *,
+        namespace: str,
+        runner_set_name: str,
+        min_runners: int,
+        max_runners: int,
+        conflict_backoff: Backoff = DEFAULT_CONFLICT_BACKOFF,
+    ) -> None:
+        """Args:
+        client: Kubernetes access (see `ScalerClient` for the RBAC).
+        namespace: Namespace of the EphemeralRunnerSet and its runners.
+        runner_set_name: Name of the EphemeralRunnerSet.
+        min_runners, max_runners: Bounds of the desired count.
+        conflict_backoff: Attempts of the job-started GET and PATCH, and the
+            sleeps between them, before a conflict is given up on.
+
+        Ports: scaler.New (without building the clientset: the client is given)
+        """
+        self._client = client
+        self._namespace = namespace
+        self._runner_set_name = runner_set_name
+        self._conflict_backoff = conflict_backoff
+        self.state = DesiredState(min_runners=min_runners, max_runners=max_runners)
+
+    async def handle_desired_runner_count(self, count: int) -> int:
+        """Decide for ``count`` assigned jobs and patch the EphemeralRunnerSet. Always patches.
+
+        Returns:
+            The replica count sent (recorded as ``gha_desired_runners``).
+
+        Raises:
+            APIStatusError: the patch failed (the listener then exits).
+
+        Ports: Scaler.HandleDesiredRunnerCount
+        """
+        decision = self.state.decide(count)
+        body = desired_count_patch(decision)
+        base = {**self._runner_set_object(), "spec": {"patchID": -1, "replicas": -1}}
+        target = {**self._runner_set_object(), "spec": {k: v for k, v in body["spec"].items() if v is not None}}
+        try:
+            await self._client.patch(target, merge_from(base))
+        except Exception as err:
+            raise RuntimeError(
+                f"could not patch ephemeral runner set {self._namespace}/{self._runner_set_name}, "
+                f"patch JSON: {_dumps(body)}: {err}"
+            ) from err
+        log.info(
+            "ephemeral runner set scaled",
+            namespace=self._namespace,
+            name=self._runner_set_name,
+            replicas=decision.replicas,
+            patch_id=decision.patch_id,
+        )
+        return decision.replicas
+
+    async def handle_job_completed(self, job: object) -> None:
+        """Mark the state dirty; no API call, never fails. Ports: Scaler.HandleJobCompleted"""
+        self.state.mark_dirty()
+
+    async def handle_job_started(self, job: JobStartedInfo) -> None:
+        """Record ``job`` on its EphemeralRunner; promote the runner to Running when allowed.
+
+        The state is marked dirty first, whatever happens next. Then, up to
+        ``conflict_retry_steps`` times: read the runner, build the status patch
+        (the phase and the read resourceVersion only when `should_promote_to_running`),
+        patch the status subresource. A 409 starts over from a fresh read; a 404
+        on either call ends quietly.
+
+        Raises:
+            ConflictError: the runner changed under every attempt.
+            APIStatusError: any other refusal.
+
+        Ports: Scaler.HandleJobStarted
+        """
+        log.info(
+            "updating job info for the runner",
+            runner_name=job.runner_name,
+            owner_name=job.owner_name,
+            repo_name=job.repository_name,
+            job_id=job.job_id,
+            workflow_ref=job.job_workflow_ref,
+            workflow_run_id=job.workflow_run_id,
+            job_display_name=job.job_display_name,
+            request_id=job.runner_request_id,
+        )
+        self.state.mark_dirty()
+        await retry_on_conflict(self._conflict_backoff, lambda: self._patch_job_started(job))
+
+    async def _patch_job_started(self, job: JobStartedInfo) -> None:
+        """One read-decide-patch attempt. Ports: Scaler.patchJobStarted"""
+        key = ObjectKey(self._namespace, job.runner_name)
+        try:
+            runner = await self._client.get(EPHEMERAL_RUNNER_GVK, key)
+        except NotFoundError:
+            log.info("ephemeral runner not found, skipping job info update", runner_name=job.runner_name)
+            return
+        status = job_started_status(job)
+        base = self._runner_object(job.runner_name)
+        patch: Patch
+        if should_promote_to_running(runner):
+            status["phase"] = "Running"
+            base["metadata"]["resourceVersion"] = (runner.get("metadata") or {}).get("resourceVersion", "")
+            patch = merge_from_with_optimistic_lock(base)
+        else:
+            patch = merge_from(base)
+        target = {**self._runner_object(job.runner_name), "status": status}
+        body = json.loads(patch.data(target))
+        try:
+            await self._client.status().patch(target, patch)
+        except NotFoundError:
+            log.info("ephemeral runner not found, skipping status patch", runner_name=job.runner_name)
+            return
+        except ConflictError:
+            log.info("ephemeral runner changed while patching job info, retrying", runner_name=job.runner_name)
+            raise
+        except Exception as err:
+            raise RuntimeError(
+                f"could not patch ephemeral runner {key} status, patch JSON: {_dumps(body)}: {err}"
+            ) from err
+        log.info("ephemeral runner status updated", runner_name=job.runner_name, phase=status.get("phase"))
+
+    def _runner_object(self, name: str) -> Object:
+        """Python only: a bare EphemeralRunner the status patch is computed from and addressed to."""
+        return {
+            "apiVersion": EPHEMERAL_RUNNER_GVK.api_version,
+            "kind": EPHEMERAL_RUNNER_GVK.kind,
+            "metadata": {"namespace": self._namespace, "name": name},
+        }
+
+    def _runner_set_object(self) -> Object:
+        """Python only: the object the ERS patch is addressed to (the client reads its key and kind)."""
+        return {
+            "apiVersion": EPHEMERAL_RUNNER_SET_GVK.api_version,
+            "kind": EPHEMERAL_RUNNER_SET_GVK.kind,
+            "metadata": {"namespace": self._namespace, "name": self._runner_set_name},
+        }

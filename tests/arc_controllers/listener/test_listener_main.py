@@ -1,0 +1,82 @@
+"""The arc-listener entry point: exit status and one-line errors; the scaler's client rate limits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from arc_controllers.listener.__main__ import DEFAULT_BURST, DEFAULT_QPS, main, rate_limits
+from arc_controllers.listener.config import ListenerConfig
+
+
+def test_missing_config_path_variable_exits_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without LISTENER_CONFIG_PATH the process prints upstream's line to stderr and exits 1."""
+    monkeypatch.delenv("LISTENER_CONFIG_PATH", raising=False)
+    assert main() == 1
+    assert capsys.readouterr().err == "Error: LISTENER_CONFIG_PATH environment variable is not set\n"
+
+
+@pytest.mark.parametrize(
+    ("changes", "line"),
+    [
+        (
+            {"runner_scale_set_id": 0},
+            'Failed to read config: failed to validate configuration: RunnerScaleSetId "0" is missing',
+        ),
+        ({"log_level": ""}, "Application returned an error: failed to create logger: invalid log level: "),
+        ({"log_format": "yaml"}, "Application returned an error: failed to create logger: invalid log format: yaml"),
+    ],
+)
+def test_bad_config_is_one_line_and_exit_1(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    changes: dict[str, Any],
+    line: str,
+) -> None:
+    """A bad config file or logger setting is one stderr line and exit status 1."""
+    config = {
+        "configure_url": "https://github.com/my-org",
+        "github_token": "ghp_secret",
+        "ephemeral_runner_set_namespace": "ns",
+        "ephemeral_runner_set_name": "set",
+        "runner_scale_set_id": 1,
+        "max_runners": 1,
+        "log_level": "info",
+        "log_format": "json",
+        **changes,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    monkeypatch.setenv("LISTENER_CONFIG_PATH", str(path))
+    assert main() == 1
+    err = capsys.readouterr().err
+    assert err == line + "\n"
+    assert "ghp_secret" not in err
+
+
+# Upstream: cmd/ghalistener/scaler/scaler_test.go TestEffectiveRateLimiterConfig (every subtest)
+@pytest.mark.parametrize(
+    ("scaler", "want", "level"),
+    [
+        ({"qps": 75, "burst": 150}, (75.0, 150), None),
+        (None, (DEFAULT_QPS, DEFAULT_BURST), "debug"),
+        ({"burst": 150}, (DEFAULT_QPS, 150), "debug"),
+        ({"qps": 75}, (75.0, DEFAULT_BURST), "debug"),
+        ({"qps": 0, "burst": 150}, (DEFAULT_QPS, 150), "warning"),
+        ({"qps": 75, "burst": -1}, (75.0, DEFAULT_BURST), "warning"),
+    ],
+)
+def test_effective_rate_limiter_config(
+    scaler: dict[str, Any] | None, want: tuple[float, int], level: str | None
+) -> None:
+    """Configured values win; missing ones fall back quietly (debug), out-of-range ones with a warning."""
+    with capture_logs() as logs:
+        assert rate_limits(ListenerConfig(scaler=scaler)) == want
+    assert [entry["log_level"] for entry in logs] == ([level] if level else [])

@@ -1,0 +1,316 @@
+"""The scaler as a state machine, its exact patch bodies, and the job-started promotion."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from listener_fakes import FakeKube, JobCompleted, JobStarted, runner, runner_set
+
+from arc_controllers.listener.scaler import (
+    MAX_PATCH_SEQ,
+    Decision,
+    DesiredState,
+    Scaler,
+    desired_count_patch,
+    job_started_status,
+)
+from reconcilekit.errors import ConflictError
+
+UNBOUNDED = 2**31 - 1
+
+
+def new_scaler(kube: FakeKube, *, min_runners: int = 0, max_runners: int = UNBOUNDED) -> Scaler:
+    return Scaler(
+        kube, namespace="default", runner_set_name="set-abcde", min_runners=min_runners, max_runners=max_runners
+    )
+
+
+# Upstream: cmd/ghalistener/scaler/scaler_test.go
+#   TestSetDesiredWorkerState_MinMaxDefaults, _MinSet, _MaxSet, _MinMaxSet (every subtest)
+# Each case: (min, max, steps) where a step is (dirty_before, assigned_jobs, patch_id, target, patch_seq).
+SET_DESIRED_CASES = {
+    "MinMaxDefaults/init calculate with acquired 0": (0, UNBOUNDED, [(False, 0, 0, 0, 0)]),
+    "MinMaxDefaults/init calculate with acquired 1": (0, UNBOUNDED, [(False, 1, 0, 1, 0)]),
+    "MinMaxDefaults/increment patch when job done": (0, UNBOUNDED, [(False, 1, 0, 1, 0), (True, 0, 1, 0, 1)]),
+    "MinMaxDefaults/increment patch when called with same parameters": (
+        0,
+        UNBOUNDED,
+        [(False, 1, 0, 1, 0), (False, 1, 1, 1, 1)],
+    ),
+    "MinMaxDefaults/calculate desired scale when acquired > 0 and completed > 0": (
+        0,
+        UNBOUNDED,
+        [(True, 1, 0, 1, 0)],
+    ),
+    "MinMaxDefaults/adjust when acquired == 0 and completed == 1": (
+        0,
+        UNBOUNDED,
+        [(True, 1, 0, 1, 0), (True, 0, 1, 0, 1)],
+    ),
+    "MinSet/initial scale when acquired == 0 and completed == 0": (1, UNBOUNDED, [(False, 0, 0, 1, 0)]),
+    "MinSet/request back to 0 on job done": (1, UNBOUNDED, [(False, 2, 0, 3, 0), (True, 0, 1, 1, 1)]),
+    "MinSet/desired patch is 0 but sequence continues on empty batch and min runners": (
+        1,
+        UNBOUNDED,
+        [(False, 3, 0, 4, 0), (True, 0, 1, 1, 1), (False, 0, 0, 1, 2)],
+    ),
+    "MaxSet/initial scale when acquired == 0 and completed == 0": (0, 5, [(False, 0, 0, 0, 0)]),
+    "MaxSet/request back to 0 on job done": (0, 5, [(False, 2, 0, 2, 0), (True, 0, 1, 0, 1)]),
+    "MaxSet/scale up to max when count > max": (0, 5, [(False, 6, 0, 5, 0)]),
+    "MaxSet/scale to max when count == max": (0, 5, [(False, 5, 0, 5, 0)]),
+    "MaxSet/scale to max when count > max and completed > 0": (0, 5, [(False, 1, 0, 1, 0), (True, 6, 1, 5, 1)]),
+    "MaxSet/scale back to 0 when count was > max": (0, 5, [(False, 6, 0, 5, 0), (True, 0, 1, 0, 1)]),
+    "MaxSet/force 0 on empty batch and last patch == min runners": (
+        0,
+        5,
+        [(False, 3, 0, 3, 0), (True, 0, 1, 0, 1), (False, 0, 0, 0, 2)],
+    ),
+    "MinMaxSet/initial scale when acquired == 0 and completed == 0": (1, 3, [(False, 0, 0, 1, 0)]),
+    "MinMaxSet/scale to min when count == 0": (1, 3, [(False, 2, 0, 3, 0), (True, 0, 1, 1, 1)]),
+    "MinMaxSet/scale up to max when count > max": (1, 3, [(False, 4, 0, 3, 0)]),
+    "MinMaxSet/scale to max when count == max": (1, 3, [(False, 3, 0, 3, 0)]),
+    "MinMaxSet/force 0 on empty batch and last patch == min runners": (
+        1,
+        3,
+        [(False, 3, 0, 3, 0), (True, 0, 1, 1, 1), (False, 0, 0, 1, 2)],
+    ),
+}
+
+
+@pytest.mark.parametrize(("min_runners", "max_runners", "steps"), SET_DESIRED_CASES.values(), ids=SET_DESIRED_CASES)
+def test_set_desired_worker_state(
+    min_runners: int, max_runners: int, steps: list[tuple[bool, int, int, int, int]]
+) -> None:
+    """Each decision gives upstream's patch ID, target and sequence, and clears the dirty flag."""
+    state = DesiredState(min_runners=min_runners, max_runners=max_runners)
+    for dirty, assigned, patch_id, target, seq in steps:
+        state.dirty = dirty
+        assert state.decide(assigned) == Decision(replicas=target, patch_id=patch_id)
+        assert (state.target_runners, state.patch_seq, state.dirty) == (target, seq, False)
+
+
+def test_patch_sequence_wraps_to_one_after_max_int32() -> None:
+    """After 2147483647 the next patch ID is 1: the wrap never produces 0 by itself."""
+    state = DesiredState(min_runners=0, max_runners=UNBOUNDED)
+    state.decide(5)
+    state.patch_seq = MAX_PATCH_SEQ - 1
+    assert [state.decide(5).patch_id for _ in range(3)] == [MAX_PATCH_SEQ, 1, 2]
+
+
+def test_replicas_zero_is_sent_as_null() -> None:
+    """The ERS patch always carries patchID; zero replicas are null, which deletes the field."""
+    assert desired_count_patch(Decision(replicas=0, patch_id=0)) == {"spec": {"patchID": 0, "replicas": None}}
+    assert desired_count_patch(Decision(replicas=3, patch_id=7)) == {"spec": {"patchID": 7, "replicas": 3}}
+
+
+async def test_patch_sequence_across_messages_polls_jobs_restart_and_wrap() -> None:
+    """Every message and empty poll patches; job events make the next ID non-zero; a restart starts at 0."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    kube.add(runner("runner-1"))
+    scaler = new_scaler(kube, min_runners=1, max_runners=4)
+
+    async def message(assigned: int, *events: object) -> None:
+        for event in events:
+            if isinstance(event, JobStarted):
+                await scaler.handle_job_started(event)
+            else:
+                await scaler.handle_job_completed(event)
+        await scaler.handle_desired_runner_count(assigned)
+
+    await scaler.handle_desired_runner_count(0)  # initial statistics from the session
+    await scaler.handle_desired_runner_count(0)  # empty poll, idle at min
+    await message(2)  # two jobs assigned
+    await message(2, JobStarted())  # one starts
+    await scaler.handle_desired_runner_count(2)  # empty poll, cached statistics
+    await message(9)  # more than max
+    await message(0, JobCompleted(), JobCompleted())  # all done
+    await scaler.handle_desired_runner_count(0)  # idle again: forced convergence
+
+    restarted = new_scaler(kube, min_runners=1, max_runners=4)
+    await restarted.handle_desired_runner_count(3)  # a new process: sequence restarts
+    await restarted.handle_desired_runner_count(3)
+    restarted.state.patch_seq = MAX_PATCH_SEQ - 1
+    await restarted.handle_desired_runner_count(3)
+    await restarted.handle_desired_runner_count(0)
+
+    sent = [(p["spec"]["replicas"], p["spec"]["patchID"]) for p in kube.patches() if "spec" in p]
+    assert sent == [
+        (1, 0),
+        (1, 0),
+        (3, 2),
+        (3, 3),
+        (3, 4),
+        (4, 5),
+        (1, 6),
+        (1, 0),
+        (4, 0),
+        (4, 1),
+        (4, MAX_PATCH_SEQ),
+        (1, 1),
+    ]
+    assert kube.objects[("EphemeralRunnerSet", kube.requests[0].key)]["spec"] == {"replicas": 1, "patchID": 1}
+
+
+async def test_min_zero_idle_sends_null_replicas_with_patch_id_zero() -> None:
+    """Idle at minRunners 0 sends {"patchID": 0, "replicas": null}, and the field is removed."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    scaler = new_scaler(kube)
+    assert await scaler.handle_desired_runner_count(0) == 0
+    assert kube.patches() == [{"spec": {"patchID": 0, "replicas": None}}]
+    stored = next(iter(kube.objects.values()))
+    assert stored["spec"] == {"patchID": 0}
+
+
+# Upstream: cmd/ghalistener/scaler/scaler_test.go TestHandleJobStarted/patches job fields and running phase together
+async def test_job_started_patches_job_fields_and_running_phase_together() -> None:
+    """One status patch carries the job fields, phase Running and the read resourceVersion."""
+    kube = FakeKube()
+    kube.add(runner("runner-1", "Pending"))
+    await new_scaler(kube).handle_job_started(JobStarted())
+    assert [(r.verb, r.subresource) for r in kube.requests] == [("GET", ""), ("PATCH", "status")]
+    assert kube.patches() == [
+        {
+            "metadata": {"resourceVersion": "1"},
+            "status": {
+                "jobDisplayName": "build",
+                "jobId": "job-1",
+                "jobRepositoryName": "actions/actions-runner-controller",
+                "jobRequestId": 123,
+                "jobWorkflowRef": "actions/actions-runner-controller/.github/workflows/ci.yaml@refs/heads/main",
+                "phase": "Running",
+                "workflowRunId": 456,
+            },
+        }
+    ]
+
+
+# Upstream: TestHandleJobStarted/repeated assignment remains idempotent
+async def test_repeated_job_started_is_idempotent() -> None:
+    """A second JobStarted for a Running runner leaves the same status."""
+    kube = FakeKube()
+    stored = kube.add(runner("runner-1", "Running"))
+    scaler = new_scaler(kube)
+    await scaler.handle_job_started(JobStarted())
+    first = dict(stored["status"])
+    await scaler.handle_job_started(JobStarted())
+    assert stored["status"] == first
+    assert first["phase"] == "Running"
+
+
+# Upstream: TestHandleJobStarted/preserves <phase> phase while patching job fields
+@pytest.mark.parametrize("phase", ["Failed", "Succeeded", "Outdated"])
+async def test_terminal_phase_is_preserved_while_job_fields_are_patched(phase: str) -> None:
+    """A finished runner gets the job fields without a lock and keeps its phase."""
+    kube = FakeKube()
+    stored = kube.add(runner("runner-1", phase))
+    await new_scaler(kube).handle_job_started(JobStarted())
+    [patch] = kube.patches()
+    assert "phase" not in patch["status"]
+    assert "metadata" not in patch
+    assert stored["status"]["phase"] == phase
+    assert stored["status"]["jobId"] == "job-1"
+
+
+# Upstream: TestHandleJobStarted/preserves deleting runner phase while patching job fields
+async def test_deleting_runner_is_not_promoted() -> None:
+    """A runner being deleted keeps its phase; only job fields are written."""
+    kube = FakeKube()
+    stored = kube.add(runner("runner-1", "Pending", deleting=True))
+    await new_scaler(kube).handle_job_started(JobStarted())
+    assert stored["status"]["phase"] == "Pending"
+    assert "phase" not in kube.patches()[0]["status"]
+
+
+# Upstream: TestHandleJobStarted/retries against fresh state when a terminal write wins the race
+# Upstream: TestHandleJobStarted/does not resurrect a runner that became <phase> concurrently
+@pytest.mark.parametrize("phase", ["Failed", "Succeeded", "Outdated"])
+async def test_conflict_is_retried_against_fresh_state(phase: str) -> None:
+    """A terminal write between the GET and the PATCH makes the patch conflict; the retry keeps the phase."""
+    kube = FakeKube()
+    key_runner = kube.add(runner("runner-1", "Pending"))
+
+    def terminal_write() -> None:
+        key_runner["status"]["phase"] = phase
+        key_runner["metadata"]["resourceVersion"] = str(int(key_runner["metadata"]["resourceVersion"]) + 1)
+
+    kube.on_patch = [terminal_write]
+    await new_scaler(kube).handle_job_started(JobStarted())
+    assert [r.verb for r in kube.requests] == ["GET", "PATCH", "GET", "PATCH"]
+    assert key_runner["status"]["phase"] == phase
+    assert key_runner["status"]["jobId"] == "job-1"
+
+
+# Upstream: TestHandleJobStarted/gives up when the runner keeps changing
+async def test_gives_up_when_the_runner_keeps_changing() -> None:
+    """Five conflicts in a row end in ConflictError and the runner stays Pending."""
+    kube = FakeKube()
+    stored = kube.add(runner("runner-1", "Pending"))
+    kube.on_patch = [lambda: kube.bump("EphemeralRunner", kube.requests[0].key)] * 5
+    with pytest.raises(ConflictError):
+        await new_scaler(kube).handle_job_started(JobStarted())
+    assert [r.verb for r in kube.requests].count("PATCH") == 5
+    assert stored["status"]["phase"] == "Pending"
+
+
+# Upstream: TestHandleJobStarted_NotFound/get not found abandons the update without patching
+async def test_get_not_found_abandons_the_update() -> None:
+    """A 404 on the read ends the update quietly, with no patch."""
+    kube = FakeKube()
+    kube.add(runner("runner-1", "Pending"))
+    kube.not_found_for = "GET"
+    await new_scaler(kube).handle_job_started(JobStarted())
+    assert [r.verb for r in kube.requests] == ["GET"]
+
+
+# Upstream: TestHandleJobStarted_NotFound/patch not found is swallowed and not retried
+async def test_patch_not_found_is_swallowed_and_not_retried() -> None:
+    """A 404 on the patch is success: exactly one patch, which did try to promote."""
+    kube = FakeKube()
+    kube.add(runner("runner-1", "Pending"))
+    kube.not_found_for = "PATCH"
+    await new_scaler(kube).handle_job_started(JobStarted())
+    assert [r.verb for r in kube.requests] == ["GET", "PATCH"]
+    assert kube.patches()[0]["status"]["phase"] == "Running"
+
+
+async def test_job_events_mark_dirty_even_when_the_runner_is_gone() -> None:
+    """Dirty is set before any API call, so the next decision carries a fresh patch ID."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    scaler = new_scaler(kube)
+    await scaler.handle_desired_runner_count(0)
+    await scaler.handle_job_started(JobStarted(runner_name="gone"))
+    await scaler.handle_desired_runner_count(0)
+    await scaler.handle_job_completed(JobCompleted())
+    await scaler.handle_desired_runner_count(0)
+    await scaler.handle_desired_runner_count(0)
+    assert [p["spec"]["patchID"] for p in kube.patches()] == [0, 1, 2, 0]
+
+
+# Upstream: TestHandleJobStarted_JobContext (both subtests)
+def test_job_context_fields_and_timestamps() -> None:
+    """Event name and service timestamps are recorded in UTC seconds; unreported ones are left out."""
+    queued = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+    full = JobStarted(
+        event_name="pull_request",
+        queue_time=queued,
+        scale_set_assign_time=queued + timedelta(seconds=2),
+        runner_assign_time=(queued + timedelta(seconds=7)).astimezone(UTC),
+    )
+    status = job_started_status(full)
+    assert status["jobEventName"] == "pull_request"
+    assert status["jobQueuedAt"] == "2026-01-02T03:04:05Z"
+    assert status["jobScaleSetAssignedAt"] == "2026-01-02T03:04:07Z"
+    assert status["jobRunnerAssignedAt"] == "2026-01-02T03:04:12Z"
+
+    sparse = JobStarted(
+        queue_time=datetime(1, 1, 1, tzinfo=UTC), runner_assign_time=queued, runner_request_id=0, job_id=""
+    )
+    status = job_started_status(sparse)
+    for absent in ("jobEventName", "jobQueuedAt", "jobScaleSetAssignedAt", "jobRequestId", "jobId"):
+        assert absent not in status
+    assert status["jobRunnerAssignedAt"] == "2026-01-02T03:04:05Z"
+    assert job_started_status(JobStarted(owner_name="", repository_name=""))["jobRepositoryName"] == "/"
