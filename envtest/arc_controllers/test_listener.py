@@ -263,6 +263,8 @@ async def test_jobs_move_replicas_and_patch_ids(
         )
         assert runner["status"]["jobRequestId"] == job_a.request_id
         assert runner["status"]["jobRepositoryName"] == "my-org/repo"
+        # The job timing fields the listener sends are stored, not pruned by the CRD schema.
+        assert {"jobEventName", "jobQueuedAt", "jobScaleSetAssignedAt", "jobRunnerAssignedAt"} <= set(runner["status"])
         fake.complete_job(job_a.request_id)
         for job in list(fake.state.jobs.values()):
             if job.state != "completed":

@@ -56,7 +56,14 @@ NEW_FIELDS = {
         (".status.finishedRunnerCleanupPatchID", "integer"),
     },
     "AutoscalingListener": {(".spec.phase", "string"), *_LISTENER_CONFIG},
-    "EphemeralRunner": set(),
+    # The job timing fields the listener writes since 0ba3cc92 (spec §9 line B); the June
+    # CRD lacks them, and without them the API server prunes what the listener sends.
+    "EphemeralRunner": {
+        (".status.jobEventName", "string"),
+        (".status.jobQueuedAt", "string"),
+        (".status.jobScaleSetAssignedAt", "string"),
+        (".status.jobRunnerAssignedAt", "string"),
+    },
 }
 
 

@@ -124,6 +124,14 @@ class EphemeralRunnerStatus(ArcModel):
     """Workflow run id of the job; written by the listener."""
     job_display_name: str | None = None
     """Display name of the job; written by the listener."""
+    job_event_name: str | None = None
+    """Event that triggered the job's workflow (push, pull_request, ...); written by the listener."""
+    job_queued_at: str | None = None
+    """When the job was queued (RFC 3339); written by the listener."""
+    job_scale_set_assigned_at: str | None = None
+    """When the job was assigned to this scale set (RFC 3339); written by the listener."""
+    job_runner_assigned_at: str | None = None
+    """When the job was assigned to this runner (RFC 3339); written by the listener."""
 
     def last_failure(self) -> datetime:
         """The latest time in ``failures``; year 1 (Go's zero time) when there is none.
