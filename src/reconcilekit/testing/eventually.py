@@ -26,7 +26,7 @@ async def _check(condition: Callable[[], _T | Awaitable[_T]]) -> _T:
 async def eventually(
     condition: Callable[[], _T | Awaitable[_T]],
     *,
-    timeout: float = 10.0,
+    timeout: float = 10.0,  # noqa: ASYNC109 - a polling budget, not a cancellation scope
     interval: float = 0.05,
     message: str = "",
 ) -> _T:
