@@ -19,8 +19,8 @@ _T = TypeVar("_T")
 async def _check(condition: Callable[[], _T | Awaitable[_T]]) -> _T:
     value = condition()
     if inspect.isawaitable(value):
-        return await value  # type: ignore[no-any-return]
-    return value  # type: ignore[return-value]
+        return await value
+    return value
 
 
 async def eventually(

@@ -164,15 +164,15 @@ class SharedIndexInformer:
         self.indexer.replace(new_items)
         self._last_rv = resource_version
         initial = not self._synced
-        for key, old in old_items.items():
+        for key, gone in old_items.items():
             if key not in new_items:
-                self._distribute("on_delete", DeletedFinalStateUnknown(key, old))
+                self._distribute("on_delete", DeletedFinalStateUnknown(key, gone))
         for key, obj in new_items.items():
-            old = old_items.get(key)
-            if old is None:
+            previous = old_items.get(key)
+            if previous is None:
                 self._distribute("on_add", obj, initial)
             else:
-                self._distribute_update(old, obj)
+                self._distribute_update(previous, obj)
         self._mark_synced()
 
     def add(self, obj: Object) -> None:
