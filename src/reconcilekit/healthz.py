@@ -21,7 +21,6 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-
 __all__ = ["CONTENT_TYPE", "Checker", "add_health_routes", "ping"]
 
 log = structlog.get_logger(__name__)
