@@ -53,9 +53,11 @@ async def test_hand_over_after_lease_duration_and_transitions_counted() -> None:
         await asyncio.sleep(1.0)
         assert not b.leading.is_set()
         lease = fake.stored(LEASE, ObjectKey("ns", "lock"))
-        assert lease is not None and lease["spec"]["holderIdentity"] == "a"
+        assert lease is not None
+        assert lease["spec"]["holderIdentity"] == "a"
         assert lease["spec"]["leaseDurationSeconds"] == 2
-        assert lease["spec"]["renewTime"].endswith("Z") and len(lease["spec"]["renewTime"]) == 27
+        assert lease["spec"]["renewTime"].endswith("Z")
+        assert len(lease["spec"]["renewTime"]) == 27
         stopped_at = time.monotonic()
         await a.cancel()  # no release: b must wait out the lease
         assert a.stopped.is_set()

@@ -59,7 +59,8 @@ async def test_runnables_start_after_caches_synced_and_read_through_the_cache() 
     task = asyncio.create_task(mgr.start())
     try:
         await asyncio.wait_for(run.started.wait(), 5)
-        assert run.saw_synced and other.saw_synced
+        assert run.saw_synced
+        assert other.saw_synced
         assert mgr.elected().is_set()
         gets = fake.count("get")
         got = await mgr.get_client().get(CM, ObjectKey("default", "a"))
@@ -81,7 +82,9 @@ async def test_a_failing_runnable_stops_the_manager_with_its_error() -> None:
 
 
 async def test_health_probes_bodies() -> None:
-    mgr = new_manager(None, Options(metrics_bind_address=LOOPBACK, health_probe_bind_address=LOOPBACK), client=FakeClient())
+    mgr = new_manager(
+        None, Options(metrics_bind_address=LOOPBACK, health_probe_bind_address=LOOPBACK), client=FakeClient()
+    )
 
     async def ok() -> None:
         return None
@@ -142,7 +145,8 @@ async def test_only_the_leader_runs_leader_elected_runnables_and_loss_is_an_erro
     t2 = asyncio.create_task(two.start())
     try:
         await asyncio.sleep(1.0)
-        assert not r2.started.is_set() and not two.elected().is_set()
+        assert not r2.started.is_set()
+        assert not two.elected().is_set()
         await stop(t1)  # clean stop, no release: the other takes over after the lease
         await asyncio.wait_for(r2.started.wait(), 4)
         # Someone else grabs the lease: the leader must notice and fail with "leader election lost".
