@@ -71,23 +71,37 @@ def _too_large_rv(err: BaseException) -> bool:
     return "too large resource version" in err.message.lower()
 
 
+def _causes(err: BaseException) -> list[BaseException]:
+    """``err`` and its ``__cause__`` chain (the client wraps aiohttp's errors in TransportError)."""
+    chain: list[BaseException] = []
+    cur: BaseException | None = err
+    while cur is not None and cur not in chain:
+        chain.append(cur)
+        cur = cur.__cause__
+    return chain
+
+
 def _connection_refused(err: BaseException) -> bool:
-    if isinstance(err, ConnectionRefusedError | aiohttp.ClientConnectorError):
-        return True
-    cause = err.__cause__
-    return cause is not None and cause is not err and _connection_refused(cause)
+    """Nobody listens (the API server is down or restarting). Ports: utilnet.IsConnectionRefused"""
+    return any(isinstance(e, ConnectionRefusedError | aiohttp.ClientConnectorError) for e in _causes(err))
 
 
 def _stream_broken(err: BaseException) -> bool:
-    """The server went away mid-stream: client-go sees that as a normal end of the watch."""
-    return isinstance(
-        err,
-        aiohttp.ClientPayloadError
-        | aiohttp.ServerDisconnectedError
-        | ConnectionResetError
-        | asyncio.IncompleteReadError
-        | aiohttp.ClientOSError,
-    ) and not _connection_refused(err)
+    """The server went away mid-stream: client-go's watch sees that as a normal end."""
+    if _connection_refused(err):
+        return False
+    return any(
+        isinstance(
+            e,
+            aiohttp.ClientPayloadError
+            | aiohttp.ServerDisconnectedError
+            | ConnectionResetError
+            | asyncio.IncompleteReadError
+            | aiohttp.ClientOSError
+            | TimeoutError,
+        )
+        for e in _causes(err)
+    )
 
 
 def _accepts(func: Any, name: str) -> bool:
