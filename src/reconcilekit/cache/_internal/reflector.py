@@ -162,6 +162,8 @@ class Reflector:
         """How many complete LISTs this reflector made (for tests and metrics)."""
         self.watches = 0
         """How many watches this reflector opened."""
+        self.expired = 0
+        """How many watches ended with 410 Gone/Expired."""
 
     @property
     def last_sync_resource_version(self) -> str:
@@ -278,6 +280,7 @@ class Reflector:
                     self._handle(event.type, event.object)
             except Exception as err:
                 if is_gone(err) or is_resource_expired(err):
+                    self.expired += 1
                     self._log.debug("watch expired", error=str(err))
                     return  # backoff, then relist at the last RV
                 if events == 0 and (_connection_refused(err) or is_too_many_requests(err)):
