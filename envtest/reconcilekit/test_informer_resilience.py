@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 import pytest_asyncio
+from rk_support import CM, StateRecorder, configmap, server_state
 
 from reconcilekit.cache import ByObject, InformerCache, Options
 from reconcilekit.cache._internal.backoff import BackoffSettings
@@ -26,8 +27,6 @@ from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.config import load_rest_config
 from reconcilekit.envtest._environment import Environment
 from reconcilekit.testing import LaggingClient, eventually
-
-from rk_support import CM, StateRecorder, configmap, server_state
 
 pytestmark = [pytest.mark.slow, pytest.mark.envtest_only]
 
@@ -108,10 +107,10 @@ async def no_watch_cache_env() -> AsyncIterator[Environment]:
 
 
 async def _etcd_compact(etcd_url: str, revision: str) -> None:
-    async with aiohttp.ClientSession() as http:
-        async with http.post(f"{etcd_url}/v3/kv/compaction", json={"revision": revision, "physical": True}) as resp:
-            body = await resp.text()
-            assert resp.status == 200, body
+    url = f"{etcd_url}/v3/kv/compaction"
+    async with aiohttp.ClientSession() as http, http.post(url, json={"revision": revision, "physical": True}) as resp:
+        body = await resp.text()
+        assert resp.status == 200, body
 
 
 async def test_informer_behind_compaction_gets_410_relists_and_sees_tombstones(
