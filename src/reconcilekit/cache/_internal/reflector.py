@@ -125,6 +125,11 @@ class Reflector:
         min_watch_timeout: seconds, see `MIN_WATCH_TIMEOUT`.
         backoff: delays between cycles and watch retries.
         allow_watch_bookmarks: ask for BOOKMARK events (default true).
+        initial_list_from_watch_cache: make the first LIST at resourceVersion "0" (client-go's
+            choice: any freshness, from the API server's watch cache, which ignores ``limit``
+            and answers in one piece). Off by default: the first LIST is a paginated quorum
+            read, so at most one page (500 objects) is decoded at a time, which keeps the
+            start-up memory peak near the steady state.
 
     Ports: cache.Reflector
     """
@@ -142,8 +147,10 @@ class Reflector:
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
         backoff: BackoffSettings | None = None,
         allow_watch_bookmarks: bool = True,
+        initial_list_from_watch_cache: bool = False,
     ) -> None:
         self._client = client
+        self._first_list_rv = "0" if initial_list_from_watch_cache else ""
         self._gvk = gvk
         self._store = store
         self._namespace = namespace
@@ -195,7 +202,7 @@ class Reflector:
         if self._rv_unavailable:
             return ""
         if self._last_sync_rv == "":
-            return "0"
+            return self._first_list_rv  # client-go: "0"; see initial_list_from_watch_cache
         return self._last_sync_rv
 
     async def _list(self) -> None:
