@@ -6,6 +6,8 @@ import asyncio
 import os
 import signal
 
+import pytest
+
 from reconcilekit.manager import Options, new_manager, run_until_signalled, setup_signal_handler
 from reconcilekit.manager.signals import SHUTDOWN_SIGNALS
 from reconcilekit.testing import FakeClient
@@ -37,9 +39,5 @@ async def test_manager_that_stops_by_itself_ends_the_run() -> None:
     mgr = new_manager(None, Options(metrics_bind_address="0"), client=FakeClient())
     mgr.add(Failing())
     stop = asyncio.Event()
-    try:
+    with pytest.raises(RuntimeError, match="cannot run"):
         await asyncio.wait_for(run_until_signalled(mgr, stop), 5)
-    except RuntimeError as err:
-        assert str(err) == "cannot run"
-    else:
-        raise AssertionError("the runnable's error was lost")
