@@ -274,6 +274,11 @@ class ControllerManager:
             on_stopped_leading=self._leadership_ended,
         )
         self._elector_task = asyncio.create_task(self._elector.run(), name="leader-election")
+        self._elector_task.add_done_callback(self._elector_done)
+
+    def _elector_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and (err := task.exception()) is not None:
+            self._on_error(err)
 
     def _become_leader(self) -> None:
         self._groups[Group.LEADER_ELECTION].start()
