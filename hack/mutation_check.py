@@ -47,6 +47,18 @@ MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
      "            _status_of(lazy.mutate())[\"finishedRunnerCleanupPatchID\"] = patch_id\n            await self.client.status().patch(live, lazy.merge_from())", T_ERS, "seed14"),
     ("15", ERS, "            runners = await reader.list(EPHEMERAL_RUNNER, namespace=key.namespace)",
      "            runners = await self.client.list(EPHEMERAL_RUNNER, namespace=key.namespace)", T_ERS, "seed15"),
+    ("12", ER, "        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER)\n        add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)",
+     "        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER) or add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)",
+     T_ER, "seed12"),
+    ("ER-order", ER, "                await self.client.patch(runner, lazy.merge_from())\n                self._push(runner, rid)",
+     "                self._push(runner, rid)\n                await self.client.patch(runner, lazy.merge_from())",
+     T_ER, "patches_the_registration_finalizer_before_pushing"),
+    ("ER-lock", ER, "        await self.client.status().patch(runner, lazy.merge_from(optimistic_lock=True))",
+     "        await self.client.status().patch(runner, lazy.merge_from())", T_ER, "optimistic_lock or conflict"),
+    ("ER-running", ER, "        phase = current.get(\"phase\") or PHASE_PENDING",
+     "        phase = \"Running\" if _pod_ready(pod) else (current.get(\"phase\") or PHASE_PENDING)", T_ER, "never_running"),
+    ("ER-selfdereg", ER, "        if _status(runner).get(\"phase\") != PHASE_SUCCEEDED:\n            await self._queue_unregistration(runner)",
+     "        await self._queue_unregistration(runner)", T_ER, "never_unregistered"),
 ]
 
 

@@ -62,6 +62,8 @@ class FakeCluster:
     hooks: list[Any] = field(default_factory=list)
     """Callables run at each request: ``hook(request)``; may raise (e.g. cancellation)."""
     cache_snapshot: dict[tuple[str, str, str], Object] | None = None
+    uncached_kinds: frozenset[str] = frozenset({"Secret", "ConfigMap"})
+    """Kinds the cached client reads from the server (ARC's Cache.DisableFor)."""
     _rv: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     # ---- views ---------------------------------------------------------------------
@@ -180,14 +182,17 @@ class FakeClient:
         self.cluster = cluster
         self.cached = cached
 
-    def _source(self) -> dict[tuple[str, str, str], Object]:
-        if self.cached and self.cluster.cache_snapshot is not None:
+    def _is_cached(self, kind: str) -> bool:
+        return self.cached and kind not in self.cluster.uncached_kinds
+
+    def _source(self, kind: str) -> dict[tuple[str, str, str], Object]:
+        if self._is_cached(kind) and self.cluster.cache_snapshot is not None:
             return self.cluster.cache_snapshot
         return self.cluster.store
 
     async def get(self, gvk: GroupVersionKind, key: ObjectKey, /) -> Object:
-        await self.cluster._record(Request("get", gvk.kind, key.name, cached=self.cached))
-        obj = self._source().get((gvk.kind, key.namespace, key.name))
+        await self.cluster._record(Request("get", gvk.kind, key.name, cached=self._is_cached(gvk.kind)))
+        obj = self._source(gvk.kind).get((gvk.kind, key.namespace, key.name))
         if obj is None:
             raise NotFoundError(404, "NotFound", f"{gvk.kind} {key} not found")
         return copy.deepcopy(obj)
@@ -203,12 +208,12 @@ class FakeClient:
         limit: int | None = None,
         continue_token: str | None = None,
     ) -> ObjectList:
-        await self.cluster._record(Request("list", gvk.kind, namespace or "", cached=self.cached))
-        if not self.cached and isinstance(fields, Mapping) and CONTROLLER_INDEX in fields:
+        await self.cluster._record(Request("list", gvk.kind, namespace or "", cached=self._is_cached(gvk.kind)))
+        if not self._is_cached(gvk.kind) and isinstance(fields, Mapping) and CONTROLLER_INDEX in fields:
             raise ValueError("the API server rejects the client-side .metadata.controller index")
         items = [
             copy.deepcopy(o)
-            for (k, ns, _), o in sorted(self._source().items())
+            for (k, ns, _), o in sorted(self._source(gvk.kind).items())
             if k == gvk.kind and (namespace is None or ns == namespace) and _matches(o, labels, fields)
         ]
         return ObjectList(items=items)
