@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """Python only: revert each seed mechanism in turn and check that its test fails (issue 7's mutation check).
 
 Run from the repository root: .venv/bin/python hack/mutation_check.py
