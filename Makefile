@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ASSETS = $$(bash hack/envtest-assets.sh | tail -n 1)
 
-.PHONY: run test venv envtest-assets lint typecheck unit integration bench crds clean
+.PHONY: run test venv envtest-assets lint typecheck unit integration bench crds k8s-schemas clean
 
 ## run: the main job on the embedded default (a local API server, the fake Actions service, the simulator)
 run: venv envtest-assets
@@ -44,6 +44,14 @@ integration: venv envtest-assets
 
 bench: venv envtest-assets
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(BIN)/python -m benchmarks
+
+## crds: regenerate config/crd/*.yaml from the models in arc_controllers.api.v1alpha1
+crds: venv
+	$(BIN)/python -m arc_controllers.api.v1alpha1.crdgen --out config/crd
+
+## k8s-schemas: re-read the embedded Kubernetes schemas (pod template, ...) from the envtest kube-apiserver
+k8s-schemas: venv envtest-assets
+	KUBEBUILDER_ASSETS="$(ASSETS)" $(BIN)/python hack/snapshot_k8s_schemas.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache

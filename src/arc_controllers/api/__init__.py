@@ -1,0 +1,1 @@
+"""ARC's Kubernetes API types (group ``actions.github.com``)."""

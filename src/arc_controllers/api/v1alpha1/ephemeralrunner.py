@@ -1,0 +1,254 @@
+"""EphemeralRunner: one single-job runner and the pod it runs in.
+
+Ports: apis/actions.github.com/v1alpha1/ephemeralrunner_types.go
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
+
+from arc_controllers import constants
+from arc_controllers.api.v1alpha1._base import ArcModel
+from arc_controllers.api.v1alpha1._markers import REQUIRED, Embedded, Format
+from arc_controllers.api.v1alpha1.common import ObjectMeta, ProxyConfig, ResourceMeta, TLSConfig, VaultConfig
+from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from reconcilekit.client import GroupVersionKind
+
+__all__ = [
+    "EPHEMERAL_RUNNER_CONTAINER_NAME",
+    "EphemeralRunner",
+    "EphemeralRunnerPhase",
+    "EphemeralRunnerSpec",
+    "EphemeralRunnerStatus",
+]
+
+EPHEMERAL_RUNNER_CONTAINER_NAME = constants.EPHEMERAL_RUNNER_CONTAINER_NAME
+
+_ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
+
+
+class EphemeralRunnerPhase(StrEnum):
+    """Values of ``status.phase``: a superset of the pod phases with a narrower meaning.
+
+    Ports: EphemeralRunnerPhase
+    """
+
+    PENDING = "Pending"
+    """No job assigned yet: still starting, or registered and idle."""
+    RUNNING = "Running"
+    """A job is assigned and executing; written by the listener (#4646)."""
+    SUCCEEDED = "Succeeded"
+    """The job ran and the runner is gone from the service."""
+    FAILED = "Failed"
+    """The runner could not start after repeated attempts; needs a human."""
+    OUTDATED = "Outdated"
+    """The runner rejected its version (exit code 7); the runner spec must change."""
+
+
+_DONE_PHASES = frozenset({EphemeralRunnerPhase.SUCCEEDED, EphemeralRunnerPhase.FAILED, EphemeralRunnerPhase.OUTDATED})
+
+
+class EphemeralRunnerSpec(ArcModel):
+    """EphemeralRunnerSpec defines the desired state of EphemeralRunner.
+
+    The runner's pod template is inlined: ``metadata`` and ``spec`` sit next to
+    the runner's own fields.
+
+    Ports: EphemeralRunnerSpec
+    """
+
+    github_config_url: Annotated[str | None, REQUIRED] = Field(None, alias="githubConfigUrl")
+    """URL of the enterprise, organization or repository the runner registers with."""
+    github_config_secret: Annotated[str | None, REQUIRED] = Field(None, alias="githubConfigSecret")
+    """Name of the secret with the GitHub credentials."""
+    github_server_tls: TLSConfig | None = Field(None, alias="githubServerTLS")
+    """Extra CA certificates for the GitHub server."""
+    runner_scale_set_id: Annotated[int | None, REQUIRED] = Field(None, alias="runnerScaleSetId")
+    """Id of the scale set in the Actions service."""
+    proxy: ProxyConfig | None = None
+    """Proxies for the traffic to GitHub."""
+    proxy_secret_ref: str | None = None
+    """Secret with the runner pod's proxy env vars, set by the EphemeralRunnerSet controller."""
+    vault_config: VaultConfig | None = None
+    """Read the GitHub credentials from a vault."""
+    ephemeral_runner_config_secret_metadata: ResourceMeta | None = None
+    """Labels and annotations for the runner's JIT config Secret."""
+    metadata: Annotated[dict[str, Any] | None, Embedded("EmbeddedObjectMeta")] = None
+    """Metadata of the runner pod (pod template metadata)."""
+    spec: Annotated[dict[str, Any] | None, Embedded("PodSpec")] = None
+    """Spec of the runner pod (pod template spec)."""
+
+    def containers(self) -> list[dict[str, Any]]:
+        """``spec.containers`` of the pod template, [] when absent or malformed.
+
+        Python only: safe access to the plain-JSON pod spec.
+        """
+        containers = (self.spec or {}).get("containers")
+        return [c for c in containers if isinstance(c, dict)] if isinstance(containers, list) else []
+
+
+class EphemeralRunnerStatus(ArcModel):
+    """EphemeralRunnerStatus defines the observed state of EphemeralRunner.
+
+    Ports: EphemeralRunnerStatus
+    """
+
+    ready: bool | None = None
+    """True only while the runner pod is ready."""
+    phase: str | None = None
+    """Pending, Running, Succeeded, Failed or Outdated (see EphemeralRunnerPhase).
+    The controller writes all but Running, which the listener writes."""
+    reason: str | None = None
+    """Short machine-readable reason of the last phase change."""
+    message: str | None = None
+    """Human-readable detail of the last phase change."""
+    runner_id: int | None = None
+    """Id of the runner in the Actions service, from the JIT config."""
+    runner_name: str | None = None
+    """Name of the runner in the Actions service."""
+    failures: dict[str, Annotated[str, Format("date-time")]] | None = None
+    """When each failed pod failed, keyed by the pod's UID (RFC 3339 times)."""
+    job_request_id: Annotated[int | None, Format("int64")] = None
+    """Request id of the job this runner took; written by the listener."""
+    job_id: str | None = None
+    """Id of the job this runner took; written by the listener."""
+    job_repository_name: str | None = None
+    """``owner/repo`` of the job; written by the listener."""
+    job_workflow_ref: str | None = None
+    """Workflow ref of the job; written by the listener."""
+    workflow_run_id: Annotated[int | None, Format("int64")] = None
+    """Workflow run id of the job; written by the listener."""
+    job_display_name: str | None = None
+    """Display name of the job; written by the listener."""
+
+    def last_failure(self) -> datetime:
+        """The latest time in ``failures``; year 1 (Go's zero time) when there is none.
+
+        Unparseable timestamps are skipped.
+
+        Ports: EphemeralRunnerStatus.LastFailure
+        """
+        latest = _ZERO_TIME
+        for stamp in (self.failures or {}).values():
+            try:
+                when = datetime.fromisoformat(stamp)
+            except (TypeError, ValueError):
+                continue
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+            latest = max(latest, when)
+        return latest
+
+
+class EphemeralRunner(ArcModel):
+    """EphemeralRunner is the Schema for the ephemeralrunners API.
+
+    Ports: EphemeralRunner
+    """
+
+    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("EphemeralRunner")
+    PLURAL: ClassVar[str] = "ephemeralrunners"
+    SINGULAR: ClassVar[str] = "ephemeralrunner"
+    PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
+        PrinterColumn("GitHub Config URL", "string", ".spec.githubConfigUrl"),
+        PrinterColumn("RunnerId", "number", ".status.runnerId"),
+        PrinterColumn("Phase", "string", ".status.phase"),
+        PrinterColumn("JobRepository", "string", ".status.jobRepositoryName"),
+        PrinterColumn("JobWorkflowRef", "string", ".status.jobWorkflowRef"),
+        PrinterColumn("WorkflowRunId", "number", ".status.workflowRunId"),
+        PrinterColumn("JobDisplayName", "string", ".status.jobDisplayName"),
+        PrinterColumn("JobId", "string", ".status.jobId"),
+        PrinterColumn("Message", "string", ".status.message"),
+        PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+    )
+
+    api_version: str | None = None
+    kind: str | None = None
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: EphemeralRunnerSpec = Field(default_factory=EphemeralRunnerSpec)
+    status: EphemeralRunnerStatus | None = None
+
+    def phase(self) -> str:
+        """``status.phase``, "" when unset.
+
+        Python only: Go reads the zero value of the status struct.
+        """
+        return (self.status.phase if self.status is not None else None) or ""
+
+    def is_done(self) -> bool:
+        """True when the phase is Succeeded, Failed or Outdated: the runner will not run a job again.
+
+        Ports: EphemeralRunner.IsDone
+        """
+        return self.phase() in _DONE_PHASES
+
+    def has_job(self) -> bool:
+        """True when a job id is recorded (a Running runner without one is idle, not busy).
+
+        Ports: EphemeralRunner.HasJob
+        """
+        return bool(self.status is not None and self.status.job_id)
+
+    def has_container_hook_configured(self) -> bool:
+        """True when the first container named ``runner`` has the ACTIONS_RUNNER_CONTAINER_HOOKS env var.
+
+        Only the first container of that name counts, as upstream.
+
+        Ports: EphemeralRunner.HasContainerHookConfigured
+        """
+        for container in self.spec.containers():
+            if container.get("name") != EPHEMERAL_RUNNER_CONTAINER_NAME:
+                continue
+            env = container.get("env")
+            if not isinstance(env, list):
+                return False
+            return any(
+                isinstance(var, dict) and var.get("name") == constants.ENV_ACTIONS_RUNNER_CONTAINER_HOOKS for var in env
+            )
+        return False
+
+    def github_config_url(self) -> str:
+        """``spec.githubConfigUrl``.
+
+        Ports: EphemeralRunner.GitHubConfigUrl
+        """
+        return self.spec.github_config_url or ""
+
+    def github_config_secret(self) -> str:
+        """``spec.githubConfigSecret``.
+
+        Ports: EphemeralRunner.GitHubConfigSecret
+        """
+        return self.spec.github_config_secret or ""
+
+    def github_proxy(self) -> ProxyConfig | None:
+        """``spec.proxy``.
+
+        Ports: EphemeralRunner.GitHubProxy
+        """
+        return self.spec.proxy
+
+    def github_server_tls(self) -> TLSConfig | None:
+        """``spec.githubServerTLS``.
+
+        Ports: EphemeralRunner.GitHubServerTLS
+        """
+        return self.spec.github_server_tls
+
+    def vault_config(self) -> VaultConfig | None:
+        """``spec.vaultConfig``.
+
+        Ports: EphemeralRunner.VaultConfig
+        """
+        return self.spec.vault_config
+
+    def vault_proxy(self) -> ProxyConfig | None:
+        """``spec.vaultConfig.proxy``, or None.
+
+        Ports: EphemeralRunner.VaultProxy
+        """
+        return self.spec.vault_config.proxy if self.spec.vault_config is not None else None

@@ -1,0 +1,130 @@
+"""EphemeralRunnerSet: the runners of one scale set, sized by the listener.
+
+Ports: apis/actions.github.com/v1alpha1/ephemeralrunnerset_types.go (newest: #4638, #4642)
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, ClassVar
+
+from pydantic import Field
+
+from arc_controllers.api.v1alpha1._base import ArcModel
+from arc_controllers.api.v1alpha1._markers import Format
+from arc_controllers.api.v1alpha1.common import ObjectMeta, ProxyConfig, ResourceMeta, TLSConfig, VaultConfig
+from arc_controllers.api.v1alpha1.ephemeralrunner import EphemeralRunnerSpec
+from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from reconcilekit.client import GroupVersionKind
+
+__all__ = ["EphemeralRunnerSet", "EphemeralRunnerSetPhase", "EphemeralRunnerSetSpec", "EphemeralRunnerSetStatus"]
+
+
+class EphemeralRunnerSetPhase(StrEnum):
+    """Values of ``status.phase``.
+
+    Ports: EphemeralRunnerSetPhase
+    """
+
+    RUNNING = "Running"
+    OUTDATED = "Outdated"
+    """A runner built from the applied revision exited with code 7; sticky until the revision moves."""
+
+
+class EphemeralRunnerSetSpec(ArcModel):
+    """EphemeralRunnerSetSpec defines the desired state of EphemeralRunnerSet.
+
+    Ports: EphemeralRunnerSetSpec
+    """
+
+    replicas: int | None = None
+    """Number of runners wanted; written by the listener."""
+    patch_id: int | None = Field(None, alias="patchID")
+    """Id of the listener's patch that set ``replicas``; 0 marks a forced or collapsed state.
+    Go always writes it (no omitempty)."""
+    ephemeral_runner_spec: EphemeralRunnerSpec = Field(default_factory=EphemeralRunnerSpec)
+    """Template of the runners."""
+    ephemeral_runner_metadata: ResourceMeta | None = None
+    """Labels and annotations for runners created from now on; existing runners keep theirs."""
+    actionable_revision: Annotated[int | None, Format("int64")] = None
+    """Revision of the runner spec; the AutoscalingRunnerSet controller bumps it on every
+    runner-spec change. Unset means 0."""
+
+
+class EphemeralRunnerSetStatus(ArcModel):
+    """EphemeralRunnerSetStatus defines the observed state of EphemeralRunnerSet.
+
+    Ports: EphemeralRunnerSetStatus (newest: exactly three fields)
+    """
+
+    phase: str | None = None
+    """Running or Outdated (see EphemeralRunnerSetPhase). Go always writes it (no omitempty)."""
+    applied_actionable_revision: Annotated[int | None, Format("int64")] = None
+    """Last actionableRevision whose cleanup of idle and pending runners finished; only moves forward.
+    Unset means 0."""
+    finished_runner_cleanup_patch_id: int | None = Field(None, alias="finishedRunnerCleanupPatchID")
+    """Patch id for which finished runners were deleted; no scale-up happens for that patch id."""
+
+
+class EphemeralRunnerSet(ArcModel):
+    """EphemeralRunnerSet is the Schema for the ephemeralrunnersets API.
+
+    Ports: EphemeralRunnerSet
+    """
+
+    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("EphemeralRunnerSet")
+    PLURAL: ClassVar[str] = "ephemeralrunnersets"
+    SINGULAR: ClassVar[str] = "ephemeralrunnerset"
+    PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
+        PrinterColumn("DesiredReplicas", "integer", ".spec.replicas"),
+        PrinterColumn("Phase", "string", ".status.phase"),
+    )
+
+    api_version: str | None = None
+    kind: str | None = None
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: EphemeralRunnerSetSpec = Field(default_factory=EphemeralRunnerSetSpec)
+    status: EphemeralRunnerSetStatus | None = None
+
+    def github_config_url(self) -> str:
+        """``spec.ephemeralRunnerSpec.githubConfigUrl``.
+
+        Ports: EphemeralRunnerSet.GitHubConfigUrl
+        """
+        return self.spec.ephemeral_runner_spec.github_config_url or ""
+
+    def github_config_secret(self) -> str:
+        """``spec.ephemeralRunnerSpec.githubConfigSecret``.
+
+        Ports: EphemeralRunnerSet.GitHubConfigSecret
+        """
+        return self.spec.ephemeral_runner_spec.github_config_secret or ""
+
+    def github_proxy(self) -> ProxyConfig | None:
+        """``spec.ephemeralRunnerSpec.proxy``.
+
+        Ports: EphemeralRunnerSet.GitHubProxy
+        """
+        return self.spec.ephemeral_runner_spec.proxy
+
+    def github_server_tls(self) -> TLSConfig | None:
+        """``spec.ephemeralRunnerSpec.githubServerTLS``.
+
+        Ports: EphemeralRunnerSet.GitHubServerTLS
+        """
+        return self.spec.ephemeral_runner_spec.github_server_tls
+
+    def vault_config(self) -> VaultConfig | None:
+        """``spec.ephemeralRunnerSpec.vaultConfig``.
+
+        Ports: EphemeralRunnerSet.VaultConfig
+        """
+        return self.spec.ephemeral_runner_spec.vault_config
+
+    def vault_proxy(self) -> ProxyConfig | None:
+        """``spec.ephemeralRunnerSpec.vaultConfig.proxy``, or None.
+
+        Ports: EphemeralRunnerSet.VaultProxy
+        """
+        vault = self.spec.ephemeral_runner_spec.vault_config
+        return vault.proxy if vault is not None else None

@@ -1,0 +1,204 @@
+"""Semantic equality for desired-versus-persisted comparisons: nil and empty alike, quantities by value.
+
+A desired object built by a controller and the same object read back from the API
+server differ in spelling, not meaning: an ``env: []`` comes back absent, a
+``memory: 1024Mi`` may come back as ``1Gi``. Comparing them strictly reports drift
+forever. `semantic_equal` compares meaning:
+
+* ``None``, an absent key, ``[]`` and ``{}`` are equal to each other inside JSON
+  (Go: nil and empty slices and maps);
+* one of our models (a Go pointer to a struct) is a pointer: ``None`` differs
+  from a present, even empty, model, so ``ephemeralRunnerMetadata: {}`` versus
+  no metadata is a change (#4695); this holds for the arguments themselves
+  (``semantic_equal(None, ResourceMeta())`` is False) and for model-typed fields;
+* Kubernetes quantities compare by value (``"1000m" == "1" == 1``,
+  ``"1Gi" == "1024Mi"``) where the Kubernetes schema puts a quantity: values of
+  ``limits``, ``requests`` and ``overhead`` maps, and ``sizeLimit`` and ``divisor``;
+* everything else is exact: ``""`` is not absent, ``0`` is not absent, ``true`` is
+  not ``1``; ``1`` and ``1.0`` are the same JSON number.
+
+It never raises, whatever JSON (or other Python values) it is given, and it does
+not recurse, so depth is no limit.
+
+Ports: k8s.io/apimachinery/pkg/api/equality.Semantic.DeepEqual (as ARC's helpers.go uses it)
+Differs: inside embedded Kubernetes types (plain JSON here) an empty object also
+equals an absent one; Go, knowing the types, tells a nil struct pointer from an
+empty struct. Neither spelling changes what the API server does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Final
+
+from pydantic import BaseModel
+
+__all__ = ["QUANTITY_KEYS", "QUANTITY_MAP_KEYS", "parse_quantity", "semantic_equal"]
+
+QUANTITY_MAP_KEYS: Final = frozenset({"limits", "requests", "overhead"})
+"""Keys whose value is a map of resource name to quantity (ResourceList)."""
+QUANTITY_KEYS: Final = frozenset({"sizeLimit", "divisor"})
+"""Keys whose value is a single quantity."""
+_OPAQUE_MAP_KEYS: Final = frozenset(
+    {"labels", "annotations", "nodeSelector", "matchLabels", "userAnnotations", "volumeAttributes", "options"}
+)
+"""Free-form string maps: their keys are user data, so quantity keys inside them mean nothing."""
+
+_PLAIN, _QUANTITY_MAP, _OPAQUE = 0, 1, 2
+
+_QUANTITY_RE: Final = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([numkMGTPE]?)|[eE]([+-]?\d+))$")
+_BINARY: Final = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL: Final = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+_NANO: Final = 10**9
+
+
+@lru_cache(maxsize=4096)
+def _parse_quantity_text(text: str) -> Fraction | None:
+    match = _QUANTITY_RE.match(text.strip())
+    if match is None:
+        return None
+    sign, number, binary, decimal, exponent = match.groups()
+    if exponent is not None and len(exponent.lstrip("+-")) > 4:
+        return None  # 1e100000 is no resource amount; do not build a huge integer for it
+    value = Fraction(number)
+    if binary is not None:
+        value *= _BINARY[binary]
+    elif exponent is not None:
+        value *= Fraction(10) ** int(exponent)
+    else:
+        value *= _DECIMAL[decimal or ""]
+    if sign == "-":
+        value = -value
+    # Kubernetes keeps quantities to nano precision, rounding away from zero.
+    scaled = value * _NANO
+    if scaled.denominator != 1:
+        rounded = math.ceil(abs(scaled))
+        value = Fraction(rounded if scaled > 0 else -rounded, _NANO)
+    return value
+
+
+def parse_quantity(value: Any) -> Fraction | None:
+    """The exact value of a Kubernetes quantity, or None when ``value`` is not one.
+
+    Args:
+        value: A quantity string (``"500m"``, ``"1Gi"``, ``"1e3"``) or a JSON number.
+
+    Returns:
+        The amount as a fraction, rounded up to nano precision as the API server
+        does; None for anything that does not parse (never raises).
+
+    Ports: k8s.io/apimachinery/pkg/api/resource.ParseQuantity (value only; the format is dropped)
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return _parse_quantity_text(repr(value))
+    if isinstance(value, str) and len(value) <= 64:
+        return _parse_quantity_text(value)
+    return None
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or ((type(value) is dict or type(value) is list) and not value)
+
+
+def _scalar_equal(a: Any, b: Any, quantity: bool) -> bool:
+    if quantity:
+        qa, qb = parse_quantity(a), parse_quantity(b)
+        if qa is not None and qb is not None:
+            return qa == qb
+    ta, tb = type(a), type(b)
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    if ta in (int, float) and tb in (int, float):
+        if ta is float and tb is float and math.isnan(a) and math.isnan(b):
+            return True
+        return bool(a == b)
+    if ta is not tb:
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # an exotic non-JSON value whose __eq__ fails: not equal, as promised never raise
+        return False
+
+
+def semantic_equal(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` mean the same object (see the module docstring for the rules).
+
+    Args:
+        a, b: JSON values (dicts, lists, str, int, float, bool, None), our
+            pydantic models, or a mix of both at any depth.
+
+    Returns:
+        True when they are semantically equal. Never raises.
+
+    Ports: equality.Semantic.DeepEqual
+    """
+    stack: list[tuple[Any, Any, int]] = [(a, b, _PLAIN)]
+    while stack:
+        x, y, ctx = stack.pop()
+        if x is y:
+            continue
+        x_model, y_model = isinstance(x, BaseModel), isinstance(y, BaseModel)
+        if x_model or y_model:
+            if x is None or y is None:
+                return False  # a pointer to a struct: nil differs from present, even from empty
+            if x_model and y_model and type(x) is type(y):
+                stack.extend((getattr(x, name), getattr(y, name), _PLAIN) for name in type(x).model_fields)
+                stack.append((x.__pydantic_extra__ or None, y.__pydantic_extra__ or None, _PLAIN))
+                continue
+            x = x.model_dump(by_alias=True, exclude_none=True) if x_model else x
+            y = y.model_dump(by_alias=True, exclude_none=True) if y_model else y
+        if _is_empty(x) and _is_empty(y):
+            continue
+        tx, ty = type(x), type(y)
+        if tx is dict and ty is dict:
+            for key, vx in x.items():
+                stack.append((vx, y.get(key), _child_context(ctx, key, vx, y.get(key))))
+            for key, vy in y.items():
+                if key not in x and not _is_empty(vy):
+                    return False
+            continue
+        if tx is list and ty is list:
+            if len(x) != len(y):
+                return False
+            stack.extend((vx, vy, ctx if ctx == _OPAQUE else _PLAIN) for vx, vy in zip(x, y))
+            continue
+        if tx in (dict, list) or ty in (dict, list) or isinstance(x, BaseModel) or isinstance(y, BaseModel):
+            return False
+        if not _scalar_equal(x, y, ctx == _QUANTITY_MAP):
+            return False
+    return True
+
+
+def _child_context(ctx: int, key: Any, vx: Any, vy: Any) -> int:
+    """How to compare the value under ``key`` of a dict compared in context ``ctx``."""
+    if ctx == _OPAQUE:
+        return _OPAQUE
+    if ctx == _QUANTITY_MAP:
+        return _QUANTITY_MAP  # the value of a resource name: a quantity
+    if key in QUANTITY_MAP_KEYS and (type(vx) is dict or type(vy) is dict):
+        return _QUANTITY_MAP
+    if key in QUANTITY_KEYS:
+        return _QUANTITY_MAP  # a single quantity: compared like a quantity-map value
+    if key in _OPAQUE_MAP_KEYS:
+        return _OPAQUE
+    return _PLAIN

@@ -1,0 +1,173 @@
+"""The CRDs in config/crd: generated from the models, and shaped like upstream's."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from arc_controllers.api.v1alpha1 import KINDS, crdgen
+
+ROOT = Path(__file__).resolve().parents[3]
+CRD_DIR = ROOT / "config" / "crd"
+UPSTREAM_PATHS = Path("/work/shared/reference/arc-crd-field-paths-2026-06.tsv")
+
+# Spec §2.2/§2.3: the status counters removed upstream by #4557 after the June list.
+REMOVED_UPSTREAM = {
+    "AutoscalingRunnerSet": {
+        ".status.currentRunners",
+        ".status.pendingEphemeralRunners",
+        ".status.runningEphemeralRunners",
+        ".status.failedEphemeralRunners",
+    },
+    "EphemeralRunnerSet": {
+        ".status.currentReplicas",
+        ".status.pendingEphemeralRunners",
+        ".status.runningEphemeralRunners",
+        ".status.failedEphemeralRunners",
+    },
+}
+_LISTENER_CONFIG = {
+    (".spec.listenerConfig", "object"),
+    (".spec.listenerConfig.scaler", "object"),
+    (".spec.listenerConfig.scaler.qps", "integer"),
+    (".spec.listenerConfig.scaler.burst", "integer"),
+    (".spec.listenerConfig.scaler.workers", "integer"),
+}
+# Spec §2: fields newer than the June list (#4636, #4638, #4642, #4660, listenerconfig_types.go).
+NEW_FIELDS = {
+    "AutoscalingRunnerSet": {(".status.observedGeneration", "integer"), *_LISTENER_CONFIG},
+    "EphemeralRunnerSet": {
+        (".spec.actionableRevision", "integer"),
+        (".status.appliedActionableRevision", "integer"),
+        (".status.finishedRunnerCleanupPatchID", "integer"),
+    },
+    "AutoscalingListener": {(".spec.phase", "string"), *_LISTENER_CONFIG},
+    "EphemeralRunner": set(),
+}
+
+
+def _paths(schema: dict[str, Any], path: str, out: set[tuple[str, str]]) -> None:
+    out.add((path or ".", schema.get("type", "")))
+    for name, sub in schema.get("properties", {}).items():
+        _paths(sub, f"{path}.{name}", out)
+    if isinstance(schema.get("items"), dict):
+        _paths(schema["items"], path + "[]", out)
+    if isinstance(schema.get("additionalProperties"), dict):
+        _paths(schema["additionalProperties"], path + "{}", out)
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _our_paths() -> dict[str, set[tuple[str, str]]]:
+    result: dict[str, set[tuple[str, str]]] = {}
+    for kind in KINDS:
+        crd = yaml.load((CRD_DIR / crdgen.crd_file_name(kind)).read_text(), Loader=_LOADER)
+        found: set[tuple[str, str]] = set()
+        _paths(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"], "", found)
+        result[crd["spec"]["names"]["kind"]] = found
+    return result
+
+
+def _upstream_paths() -> dict[str, set[tuple[str, str]]]:
+    result: dict[str, set[tuple[str, str]]] = collections.defaultdict(set)
+    for line in UPSTREAM_PATHS.read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        kind, _version, path, openapi_type = line.split("\t")
+        result[kind].add((path, openapi_type))
+    return result
+
+
+def test_regenerating_crds_gives_no_diff(tmp_path: Path) -> None:
+    assert crdgen.main(["--out", str(CRD_DIR), "--check"]) == 0, "config/crd is stale: run make crds"
+    assert crdgen.main(["--out", str(tmp_path)]) == 0
+    for kind in KINDS:
+        name = crdgen.crd_file_name(kind)
+        assert (tmp_path / name).read_text() == (CRD_DIR / name).read_text(), f"config/crd/{name} drifted"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in CRD_DIR.glob("*.yaml"))
+
+
+@pytest.mark.skipif(not UPSTREAM_PATHS.exists(), reason="upstream field-path list not available")
+def test_every_upstream_field_path_exists_except_the_removed_ones() -> None:
+    ours, upstream = _our_paths(), _upstream_paths()
+    assert set(ours) == set(upstream)
+    report = []
+    for kind in sorted(upstream):
+        missing = sorted(p for p in upstream[kind] - ours[kind] if p[0] not in REMOVED_UPSTREAM.get(kind, set()))
+        extra = sorted(ours[kind] - upstream[kind])
+        removed_still_there = sorted(p for p in ours[kind] if p[0] in REMOVED_UPSTREAM.get(kind, set()))
+        print(f"{kind}: {len(upstream[kind])} upstream paths, {len(ours[kind])} ours")
+        print(f"  removed by newer upstream (absent here): {sorted(REMOVED_UPSTREAM.get(kind, set()))}")
+        print(f"  not in the June list (ours only): {extra}")
+        if missing:
+            report.append(f"{kind} lacks {missing}")
+        if removed_still_there:
+            report.append(f"{kind} still has removed {removed_still_there}")
+        if set(extra) != NEW_FIELDS[kind]:
+            report.append(f"{kind}: ours-only paths {extra} != the spec's new fields {sorted(NEW_FIELDS[kind])}")
+    assert not report, "\n".join(report)
+
+
+def test_crd_names_scope_subresource_and_columns() -> None:
+    expected_columns = {
+        "AutoscalingRunnerSet": ["Minimum Runners", "Maximum Runners", "Phase"],
+        "EphemeralRunnerSet": ["DesiredReplicas", "Phase"],
+        "EphemeralRunner": [
+            "GitHub Config URL",
+            "RunnerId",
+            "Phase",
+            "JobRepository",
+            "JobWorkflowRef",
+            "WorkflowRunId",
+            "JobDisplayName",
+            "JobId",
+            "Message",
+            "Age",
+        ],
+        "AutoscalingListener": ["GitHub Configure URL", "AutoscalingRunnerSet Namespace", "AutoscalingRunnerSet Name"],
+    }
+    for kind in KINDS:
+        crd = crdgen.generate(kind)
+        names = crd["spec"]["names"]
+        assert crd["metadata"]["name"] == f"{names['plural']}.actions.github.com"
+        assert names["plural"] == names["kind"].lower() + "s"
+        assert names["singular"] == names["kind"].lower()
+        assert names["listKind"] == names["kind"] + "List"
+        assert "shortNames" not in names
+        assert crd["spec"]["scope"] == "Namespaced"
+        (version,) = crd["spec"]["versions"]
+        assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
+        assert version["subresources"] == {"status": {}}
+        assert [c["name"] for c in version["additionalPrinterColumns"]] == expected_columns[names["kind"]]
+
+
+def test_markers_reach_the_schema() -> None:
+    ars = crdgen.generate(KINDS[0])["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    spec = ars["properties"]["spec"]["properties"]
+    assert spec["minRunners"] == {"description": spec["minRunners"]["description"], "minimum": 0, "type": "integer"}
+    assert spec["template"]["properties"]["metadata"]["properties"].keys() == {
+        "annotations",
+        "finalizers",
+        "labels",
+        "name",
+        "namespace",
+    }
+    assert spec["listenerMetrics"]["properties"]["counters"]["additionalProperties"]["required"] == ["labels"]
+    assert "$ref" not in crdgen.render(ars)
+    runner = crdgen.generate(KINDS[2])["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    runner_spec = runner["properties"]["spec"]
+    assert runner_spec["required"] == ["githubConfigSecret", "githubConfigUrl", "runnerScaleSetId"]
+    assert runner["properties"]["status"]["properties"]["failures"]["additionalProperties"] == {
+        "format": "date-time",
+        "type": "string",
+    }
+    assert runner["properties"]["status"]["properties"]["jobRequestId"]["format"] == "int64"
+    containers = runner_spec["properties"]["spec"]["properties"]["containers"]
+    assert containers["x-kubernetes-list-type"] == "map"
+    limits = containers["items"]["properties"]["resources"]["properties"]["limits"]["additionalProperties"]
+    assert limits["x-kubernetes-int-or-string"] is True
