@@ -17,6 +17,7 @@ The tree::
     │   ├── InternalError              500  InternalError
     │   └── ServerTimeoutError         504 / 500 ServerTimeout, Timeout
     ├── NoKindMatchError               discovery knows no resource for a group, version and kind
+    ├── TransportError                 no answer: the connection failed or the request timed out
     └── TerminalError                  a reconcile error that must not be retried
 
 The ``is_*`` predicates have apimachinery's exact meaning: they look at the Status
@@ -49,6 +50,7 @@ __all__ = [
     "ServerTimeoutError",
     "TerminalError",
     "TooManyRequestsError",
+    "TransportError",
     "UnauthorizedError",
     "from_status",
     "ignore_already_exists",
@@ -234,6 +236,15 @@ class NoKindMatchError(ReconcileKitError):
         self.group, self.version, self.kind = group, version, kind
         gv = f"{group}/{version}" if group else version
         super().__init__(f'no matches for kind "{kind}" in version "{gv}"')
+
+
+class TransportError(ReconcileKitError):
+    """The API server gave no answer: connecting failed, the connection broke, or the timeout passed.
+
+    The HTTP library's error is chained as ``__cause__``.
+
+    Python only: client-go returns such errors as url.Error
+    """
 
 
 class TerminalError(ReconcileKitError):

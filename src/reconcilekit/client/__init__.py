@@ -3,6 +3,8 @@
 Ports: sigs.k8s.io/controller-runtime/pkg/client
 """
 
+from reconcilekit.client.apiutil import RESTMapper, RESTMapping
+from reconcilekit.client.client import DEFAULT_TIMEOUT, RestClient, SubResourceRestClient, new_client
 from reconcilekit.client.interfaces import (
     Client,
     GroupVersionKind,
@@ -21,8 +23,21 @@ from reconcilekit.client.interfaces import (
     Writer,
     object_key_from_object,
 )
+from reconcilekit.client.metrics import RequestCounts, RequestKey
+from reconcilekit.client.patch import (
+    apply,
+    json_patch,
+    json_patch_from,
+    merge,
+    merge_from,
+    merge_from_with_optimistic_lock,
+    raw_patch,
+    strategic_merge_from,
+)
+from reconcilekit.client.typed import TypedClient
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "Client",
     "GroupVersionKind",
     "GroupVersionResource",
@@ -30,13 +45,29 @@ __all__ = [
     "ObjectKey",
     "ObjectList",
     "Patch",
+    "RESTMapper",
+    "RESTMapping",
     "Reader",
+    "RequestCounts",
+    "RequestKey",
+    "RestClient",
     "StatusClient",
     "SubResourceClient",
     "SubResourceClientConstructor",
+    "SubResourceRestClient",
+    "TypedClient",
     "WatchEvent",
     "WatchEventType",
     "WithWatch",
     "Writer",
+    "apply",
+    "json_patch",
+    "json_patch_from",
+    "merge",
+    "merge_from",
+    "merge_from_with_optimistic_lock",
+    "new_client",
     "object_key_from_object",
+    "raw_patch",
+    "strategic_merge_from",
 ]
