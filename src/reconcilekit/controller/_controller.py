@@ -1,0 +1,289 @@
+"""The controller's worker loop and its outcome table.
+
+After each reconcile (the request is always ``done`` afterwards):
+
+==========================  ====================================  ==================
+outcome                     queue                                 ``result`` label
+==========================  ====================================  ==================
+`TerminalError` raised      nothing (and no forget)               ``error``
+any other exception         ``add_rate_limited`` (result ignored) ``error``
+``requeue_after > 0``       ``forget``, ``add_after``             ``requeue_after``
+``requeue``                 ``add_rate_limited``                  ``requeue``
+otherwise                   ``forget``                            ``success``
+==========================  ====================================  ==================
+
+Ports: sigs.k8s.io/controller-runtime/pkg/internal/controller/controller.go
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import uuid
+from collections.abc import Iterator, Mapping
+
+import structlog
+
+from reconcilekit.controller import _metrics as metrics
+from reconcilekit.controller.options import Options
+from reconcilekit.errors import TerminalError
+from reconcilekit.reconcile import Reconciler, Request, Result
+from reconcilekit.source.source import Source, SyncingSource
+from reconcilekit.workqueue.clock import Clock, RealClock
+from reconcilekit.workqueue.interfaces import RateLimiter, RateLimitingInterface
+from reconcilekit.workqueue.rate_limiter import default_controller_rate_limiter
+from reconcilekit.workqueue.rate_limiting import RateLimitingQueue
+
+_log = structlog.get_logger("reconcilekit.controller")
+
+RECONCILE_ID: contextvars.ContextVar[str] = contextvars.ContextVar("reconcilekit_reconcile_id")
+"""The ID of the reconcile running in this context (set by the worker around each call)."""
+
+_NOT_PANICS = (asyncio.CancelledError, KeyboardInterrupt, SystemExit, GeneratorExit)
+"""Non-`Exception` exceptions that are signals, not panics: always passed on unchanged."""
+
+
+def is_terminal(err: BaseException) -> bool:
+    """Whether ``err`` is, or wraps, a `TerminalError`.
+
+    Wrapping means the ``__cause__`` chain (``raise ... from terminal``) and the
+    members of exception groups, as Go's ``errors.Is`` follows ``Unwrap``.
+
+    Ports: the errors.Is(err, reconcile.TerminalError(nil)) test of reconcileHandler
+    """
+    seen: set[int] = set()
+    stack: list[BaseException] = [err]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, TerminalError):
+            return True
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+        if current.__cause__ is not None:
+            stack.append(current.__cause__)
+    return False
+
+
+class Controller:
+    """Runs sources into a rate-limited queue and workers that reconcile its requests.
+
+    Build it with `reconcilekit.controller.new_controller` or the builder.
+
+    Ports: internal/controller.Controller
+    """
+
+    def __init__(self, name: str, reconciler: Reconciler, options: Options) -> None:
+        self._name = name
+        self._reconciler = reconciler
+        self._options = options
+        self._clock: Clock = options.clock or RealClock()
+        self._log_values: Mapping[str, str] = dict(options.log_values or {})
+        self._sources: list[Source] = []
+        self._started = False
+        self._queue: RateLimitingInterface[Request] | None = None
+        self._tasks: asyncio.TaskGroup | None = None
+
+    @property
+    def name(self) -> str:
+        """The controller's name: its metrics' ``controller`` label and its log key."""
+        return self._name
+
+    @property
+    def queue(self) -> RateLimitingInterface[Request] | None:
+        """Python only: the queue, once started (for tests and debugging)."""
+        return self._queue
+
+    def need_leader_election(self) -> bool:
+        """Whether the manager starts this controller only once elected. Ports: Controller.NeedLeaderElection"""
+        return self._options.need_leader_election
+
+    def watch(self, source: Source, /) -> None:
+        """Add ``source``; after start it starts at once (without waiting for its sync).
+
+        Ports: Controller.Watch
+        """
+        if self._tasks is not None and self._queue is not None:
+            self._tasks.create_task(source.start(self._queue), name=f"{self._name}-source-{len(self._sources)}")
+        self._sources.append(source)
+
+    async def reconcile(self, request: Request, /) -> Result:
+        """Call the reconciler once, with the reconciliation timeout and panic recovery.
+
+        Raises:
+            TimeoutError: the reconciliation timeout expired (counted in
+                ``controller_runtime_reconcile_timeouts_total``).
+            RuntimeError: ``panic: ... [recovered]``, for a non-`Exception`
+                `BaseException` when ``recover_panic`` is set.
+            Exception: whatever the reconciler raised.
+
+        Differs: Go's panics have no Python twin; a "panic" here is a
+        `BaseException` that is not an `Exception` and not a cancellation
+        or exit signal.
+
+        Ports: Controller.Reconcile
+        """
+        try:
+            timeout = self._options.reconciliation_timeout
+            if timeout is None:
+                return await self._reconciler.reconcile(request)
+            deadline = asyncio.timeout(timeout)
+            try:
+                async with deadline:
+                    return await self._reconciler.reconcile(request)
+            except TimeoutError:
+                if deadline.expired():
+                    metrics.RECONCILE_TIMEOUTS.labels(self._name).inc()
+                raise
+        except _NOT_PANICS:
+            raise
+        except Exception:
+            raise
+        except BaseException as panic:
+            metrics.RECONCILE_PANICS.labels(self._name).inc()
+            if self._options.recover_panic:
+                raise RuntimeError(f"panic: {panic!r} [recovered]") from panic
+            _log.error("observed a panic", exc_info=panic)
+            raise
+
+    async def start(self) -> None:
+        """Start the sources, wait for their sync, then run the workers until cancelled.
+
+        On cancellation the workers are cancelled (an in-flight reconcile sees
+        `asyncio.CancelledError` at its next await), the queue shuts down and
+        the sources stop; start returns only when all of them have.
+
+        Raises:
+            RuntimeError: started twice.
+            TimeoutError: a source did not sync within ``cache_sync_timeout``
+                seconds (chained to the source's last error, if any).
+            Exception: a source or, with ``recover_panic`` off, a reconcile failed.
+
+        Ports: Controller.Start
+        """
+        if self._started:
+            raise RuntimeError(f"controller {self._name} was started more than once")
+        self._started = True
+        queue = self._new_queue()
+        self._queue = queue
+        for result in metrics.RESULTS:
+            metrics.RECONCILE_TOTAL.labels(self._name, result).inc(0)
+        metrics.RECONCILE_ERRORS.labels(self._name).inc(0)
+        metrics.TERMINAL_RECONCILE_ERRORS.labels(self._name).inc(0)
+        metrics.RECONCILE_PANICS.labels(self._name).inc(0)
+        metrics.WORKER_COUNT.labels(self._name).set(self._options.max_concurrent_reconciles)
+        metrics.ACTIVE_WORKERS.labels(self._name).set(0)
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                self._tasks = tasks
+                for n, source in enumerate(self._sources):
+                    tasks.create_task(source.start(queue), name=f"{self._name}-source-{n}")
+                await self._wait_for_sync()
+                workers = self._options.max_concurrent_reconciles
+                _log.info("starting workers", controller=self._name, worker_count=workers)
+                for n in range(workers):
+                    tasks.create_task(self._work(queue), name=f"{self._name}-worker-{n}")
+        except BaseExceptionGroup as group:
+            errors = [err for err in _leaves(group) if not isinstance(err, asyncio.CancelledError)]
+            if len(errors) == 1:
+                error = errors[0]
+                error.__suppress_context__ = True  # the group is ours; keep the error's own cause
+                raise error from error.__cause__
+            raise
+        finally:
+            self._tasks = None
+            queue.shut_down()
+            _log.info("all workers finished", controller=self._name)
+
+    def _new_queue(self) -> RateLimitingInterface[Request]:
+        """Ports: the queue construction at the top of Controller.Start"""
+        limiter: RateLimiter[Request] = self._options.rate_limiter or default_controller_rate_limiter(
+            clock=self._options.clock
+        )
+        if self._options.new_queue is not None:
+            return self._options.new_queue(self._name, limiter)
+        return RateLimitingQueue(limiter, name=self._name, clock=self._options.clock)
+
+    async def _wait_for_sync(self) -> None:
+        """Wait for every syncing source, all within one ``cache_sync_timeout``.
+
+        Ports: Controller.startEventSourcesLocked (the WaitForSync part)
+        """
+        timeout = self._options.cache_sync_timeout
+        for source in list(self._sources):
+            if not isinstance(source, SyncingSource):
+                continue
+            try:
+                async with asyncio.timeout(timeout):
+                    await source.wait_for_sync()
+            except TimeoutError as err:
+                cause = getattr(source, "last_error", None)
+                message = (
+                    f"failed to wait for {self._name} caches to sync {source}: "
+                    f"timed out waiting for cache to be synced after {timeout} s"
+                )
+                _log.error("could not wait for cache sync", controller=self._name, source=str(source))
+                raise TimeoutError(message) from (cause or err)
+
+    async def _work(self, queue: RateLimitingInterface[Request]) -> None:
+        """Take requests until the queue shuts down. Ports: Controller.processNextWorkItem, in a loop"""
+        active = metrics.ACTIVE_WORKERS.labels(self._name)
+        while (request := await queue.get()) is not None:
+            active.inc()
+            try:
+                await self._reconcile_handler(queue, request)
+            finally:
+                active.dec()
+                queue.done(request)
+
+    async def _reconcile_handler(self, queue: RateLimitingInterface[Request], request: Request) -> None:
+        """Reconcile one request and act on the outcome as the module's table says.
+
+        Ports: Controller.reconcileHandler
+        """
+        reconcile_id = str(uuid.uuid4())
+        token = RECONCILE_ID.set(reconcile_id)
+        started = self._clock.monotonic()
+        try:
+            with structlog.contextvars.bound_contextvars(
+                controller=self._name,
+                **self._log_values,
+                namespace=request.namespace,
+                name=request.name,
+                reconcile_id=reconcile_id,
+            ):
+                try:
+                    result = await self.reconcile(request)
+                except Exception as err:
+                    if is_terminal(err):
+                        metrics.TERMINAL_RECONCILE_ERRORS.labels(self._name).inc()
+                    else:
+                        queue.add_rate_limited(request)
+                    metrics.RECONCILE_ERRORS.labels(self._name).inc()
+                    metrics.RECONCILE_TOTAL.labels(self._name, "error").inc()
+                    _log.error("reconciler error", exc_info=err)
+                    return
+                if result.requeue_after > 0:
+                    queue.forget(request)
+                    queue.add_after(request, result.requeue_after)
+                    metrics.RECONCILE_TOTAL.labels(self._name, "requeue_after").inc()
+                elif result.requeue:
+                    queue.add_rate_limited(request)
+                    metrics.RECONCILE_TOTAL.labels(self._name, "requeue").inc()
+                else:
+                    queue.forget(request)
+                    metrics.RECONCILE_TOTAL.labels(self._name, "success").inc()
+        finally:
+            metrics.RECONCILE_TIME.labels(self._name).observe(self._clock.monotonic() - started)
+            RECONCILE_ID.reset(token)
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
+    """Python only: the non-group exceptions inside ``group``, depth first."""
+    for err in group.exceptions:
+        if isinstance(err, BaseExceptionGroup):
+            yield from _leaves(err)
+        else:
+            yield err

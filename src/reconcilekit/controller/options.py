@@ -1,0 +1,68 @@
+"""A controller's options, with controller-runtime's defaults.
+
+Ports: sigs.k8s.io/controller-runtime/pkg/controller/controller.go (TypedOptions, DefaultFromConfig)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from reconcilekit.reconcile import Request
+from reconcilekit.workqueue.clock import Clock
+from reconcilekit.workqueue.interfaces import RateLimiter, RateLimitingInterface
+
+__all__ = ["NewQueueFunc", "Options"]
+
+NewQueueFunc = Callable[[str, RateLimiter[Request]], RateLimitingInterface[Request]]
+"""Builds a controller's queue from its name and rate limiter. Ports: TypedOptions.NewQueue"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Options:
+    """How a controller runs: workers, timeouts, rate limiting, leader election.
+
+    Ports: controller.TypedOptions
+    """
+
+    max_concurrent_reconciles: int = 1
+    """Workers, i.e. how many different requests are reconciled at once (never one key twice)."""
+
+    cache_sync_timeout: float = 120.0
+    """Seconds to wait for every source to sync before the start fails."""
+
+    recover_panic: bool = True
+    """Turn a reconcile's non-`Exception` `BaseException` (a "panic") into an error and requeue.
+
+    ``False`` re-raises it, which stops the controller (and the manager).
+    """
+
+    need_leader_election: bool = True
+    """Run only while the manager holds the leader Lease."""
+
+    rate_limiter: RateLimiter[Request] | None = None
+    """Backoff of failed requests; ``None`` means `default_controller_rate_limiter`
+    (per-item 5 ms doubling to 1000 s, together with a 10 qps / burst 100 bucket)."""
+
+    new_queue: NewQueueFunc | None = None
+    """Builds the queue at start; ``None`` means a `RateLimitingQueue` named after the controller."""
+
+    reconciliation_timeout: float | None = None
+    """Seconds one reconcile may take before it is cancelled (and requeued); ``None`` means no limit."""
+
+    skip_name_validation: bool = False
+    """Allow a second controller with the same name (their metrics then mix)."""
+
+    log_values: Mapping[str, str] | None = None
+    """Python only: extra keys bound into the log context of every reconcile (the builder adds the kind)."""
+
+    clock: Clock | None = None
+    """Python only: the time source of the queue and of the metrics; the real clock by default."""
+
+    def __post_init__(self) -> None:
+        if self.max_concurrent_reconciles < 1:
+            raise ValueError(f"max_concurrent_reconciles must be at least 1, got {self.max_concurrent_reconciles}")
+        if self.cache_sync_timeout <= 0:
+            raise ValueError(f"cache_sync_timeout must be positive, got {self.cache_sync_timeout}")
+        if self.reconciliation_timeout is not None and self.reconciliation_timeout <= 0:
+            raise ValueError(f"reconciliation_timeout must be positive or None, got {self.reconciliation_timeout}")
