@@ -1,0 +1,74 @@
+"""``arc-fake-actions --port N``: run the fake Actions service until interrupted.
+
+Prints the config URL and the PAT to use; the App credentials are served at
+``/_fake/credentials``.
+
+Python only: the standalone entry point of the fake (spec §6.2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+
+import structlog
+
+from arc_controllers.actions.fake import FakeActionsService
+
+__all__ = ["main"]
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="arc-fake-actions", description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8080, help="TCP port (0 picks a free one); default 8080")
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on; default 127.0.0.1")
+    parser.add_argument("--poll-hold", type=float, default=50.0, help="seconds a long poll waits; default 50")
+    parser.add_argument("--admin-token-ttl", type=float, default=3600.0, help="admin token lifetime in seconds")
+    parser.add_argument("--organization", default="my-org", help="organization of the printed config URL")
+    return parser.parse_args(argv)
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    """Python only: run until SIGINT or SIGTERM."""
+    service = FakeActionsService(
+        host=args.host,
+        port=args.port,
+        poll_hold=args.poll_hold,
+        admin_token_ttl=args.admin_token_ttl,
+        organization=args.organization,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    async with service:
+        print(f"fake Actions service at {service.url}", flush=True)
+        print(f"config URL: {service.config_url()}", flush=True)
+        print(f"github_token: {service.github.pat}", flush=True)
+        print(f"GitHub App credentials: {service.url}/_fake/credentials", flush=True)
+        await stop.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the fake; return the exit code (2 for bad arguments).
+
+    Python only: see the module docstring.
+    """
+    args = _parse(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    try:
+        asyncio.run(_serve(args))
+    except ValueError as err:
+        print(f"arc-fake-actions: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

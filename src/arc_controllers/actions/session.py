@@ -1,0 +1,280 @@
+"""The message session of one scale set: long-poll messages, acknowledge them, acquire jobs.
+
+A session is opened with ``POST …/sessions`` (409 when the scale set already
+has one) and closed with ``DELETE``. Messages come from the session's
+``messageQueueUrl`` with the queue token; ``acquirejobs`` also uses the queue
+token. When the queue token is refused (401) the session is refreshed
+(``PATCH``) once and the call retried once.
+
+Ports: github.com/actions/scaleset session_client.go
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+import structlog
+from pydantic import BaseModel
+
+from arc_controllers.actions._retry import RetryPolicy
+from arc_controllers.actions._urls import with_path_suffix, with_query_value
+from arc_controllers.actions.errors import ActionsError, MessageQueueTokenExpiredError, error_from_response
+from arc_controllers.actions.transport import HttpRequest, HttpResponse
+from arc_controllers.actions.types import (
+    NIL_SESSION_ID,
+    RunnerScaleSetMessage,
+    RunnerScaleSetSession,
+    parse_runner_scale_set_message,
+)
+
+if TYPE_CHECKING:
+    from arc_controllers.actions.client import ActionsClient
+
+__all__ = ["HEADER_SCALE_SET_MAX_CAPACITY", "MessageSessionClient"]
+
+log = structlog.get_logger(__name__)
+
+HEADER_SCALE_SET_MAX_CAPACITY = "X-ScaleSetMaxCapacity"
+"""Header carrying the listener's max runners on every long poll."""
+
+_T = TypeVar("_T")
+
+
+class MessageSessionClient:
+    """One live message session and the calls made with its queue token.
+
+    Build it with `ActionsClient.message_session_client`; call `close` when done.
+
+    Ports: scaleset.MessageSessionClient
+    """
+
+    def __init__(self, client: ActionsClient, scale_set_id: int, owner: str, retry: RetryPolicy | None) -> None:
+        self._client = client
+        self._scale_set_id = scale_set_id
+        self._owner = owner
+        self._retry = retry
+        self._session: RunnerScaleSetSession | None = None
+        self._lock = asyncio.Lock()
+        self.refreshes = 0
+        """How many times the session was refreshed after a refused queue token."""
+
+    @classmethod
+    async def open(
+        cls, client: ActionsClient, scale_set_id: int, owner: str, *, retry: RetryPolicy | None = None
+    ) -> MessageSessionClient:
+        """Create the session on the service and return its client.
+
+        Raises:
+            SessionConflictError: the scale set already has a live session.
+            ActionsError: any other failure.
+
+        Ports: Client.MessageSessionClient with createMessageSession
+        """
+        session_client = cls(client, scale_set_id, owner, retry)
+        body = RunnerScaleSetSession(session_id=NIL_SESSION_ID, owner_name=owner).to_wire()
+        session_client._session = await session_client._session_request(
+            "POST", f"/_apis/runtime/runnerscalesets/{scale_set_id}/sessions", 200, body
+        )
+        log.info(
+            "created message session", scale_set_id=scale_set_id, session_id=str(session_client._session.session_id)
+        )
+        return session_client
+
+    @property
+    def session(self) -> RunnerScaleSetSession:
+        """The current session (its queue token is a secret).
+
+        Ports: MessageSessionClient.Session
+        """
+        return self._session if self._session is not None else RunnerScaleSetSession()
+
+    def _current(self) -> RunnerScaleSetSession:
+        if self._session is None:
+            raise ActionsError("message session is closed")
+        return self._session
+
+    async def _session_request(
+        self, method: str, path: str, expected: int, body: object = None
+    ) -> RunnerScaleSetSession:
+        """Ports: MessageSessionClient.doSessionRequest"""
+        client = self._client
+        raw = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
+        async with client.lock:
+            request = await client.actions_request(method, path, raw)
+            response, attempts = await client.send(request, retry=self._retry)
+        if response.status != expected:
+            raise client.error(request, response, f"unexpected status code {response.status_line}", attempts)
+        if expected == 204:
+            return RunnerScaleSetSession()
+        session = client.decode(request, response, RunnerScaleSetSession, "response body")
+        client.secrets.add(session.message_queue_access_token)
+        return session
+
+    async def _refresh(self) -> None:
+        """Ports: MessageSessionClient.refreshMessageSession"""
+        current = self._current()
+        path = f"/_apis/runtime/runnerscalesets/{self._scale_set_id}/sessions/{current.session_id}"
+        self._session = await self._session_request("PATCH", path, 200)
+        self.refreshes += 1
+        log.info("refreshed message session", scale_set_id=self._scale_set_id, session_id=str(current.session_id))
+
+    async def _with_refresh(self, call: Callable[[], Awaitable[_T]], what: str) -> _T:
+        """Ports: the refresh-once-and-retry-once pattern of GetMessage, DeleteMessage and AcquireJobs"""
+        try:
+            return await call()
+        except MessageQueueTokenExpiredError:
+            log.debug("message queue token expired, refreshing session", call=what)
+        await self._refresh()
+        return await call()
+
+    async def _send_queue(self, request: HttpRequest) -> tuple[HttpResponse, int]:
+        return await self._client.send(request, retry=self._retry)
+
+    def _queue_headers(self, **extra: str) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self._current().message_queue_access_token}",
+            "User-Agent": self._client.user_agent,
+            **extra,
+        }
+
+    async def get_message(self, last_message_id: int, max_capacity: int) -> RunnerScaleSetMessage | None:
+        """Long-poll the queue for the next message; ``None`` when the service had none (202).
+
+        Unless deleted, a message is delivered again on a later call.
+
+        Args:
+            last_message_id: The last message handled; sent only when > 0,
+                so the service treats it and older ones as acknowledged.
+            max_capacity: The listener's max runners, sent as `HEADER_SCALE_SET_MAX_CAPACITY`.
+
+        Raises:
+            MessageQueueTokenExpiredError: refused again after one refresh.
+            ActionsError: any other failure, including an undecodable 200 body.
+
+        Ports: MessageSessionClient.GetMessage
+        """
+        async with self._lock:
+            return await self._with_refresh(lambda: self._get_message(last_message_id, max_capacity), "get message")
+
+    async def _get_message(self, last_message_id: int, max_capacity: int) -> RunnerScaleSetMessage | None:
+        """Ports: MessageSessionClient.getMessage"""
+        url = self._current().message_queue_url
+        if last_message_id > 0:
+            url = with_query_value(url, "lastMessageId", str(last_message_id))
+        request = HttpRequest(
+            method="GET",
+            url=url,
+            headers=self._queue_headers(
+                **{
+                    "Accept": "application/json; api-version=6.0-preview",
+                    HEADER_SCALE_SET_MAX_CAPACITY: str(max_capacity),
+                }
+            ),
+        )
+        response, attempts = await self._send_queue(request)
+        if response.status == 202:
+            return None
+        if response.status == 200:
+            try:
+                return parse_runner_scale_set_message(response.body)
+            except ValueError as err:
+                raise ActionsError(
+                    self._client.secrets.redact(
+                        f'request GET {url} failed(status="{response.status_line}"): '
+                        f"failed to parse message response: {err}"
+                    ),
+                    status=200,
+                ) from None
+        raise self._error(request, response, attempts)
+
+    def _error(self, request: HttpRequest, response: HttpResponse, attempts: int) -> ActionsError:
+        """Python only: MessageQueueTokenExpiredError on 401, the typed error otherwise."""
+        return error_from_response(
+            request,
+            response,
+            f"unexpected status code {response.status_line}",
+            redact=self._client.secrets.redact,
+            token_expired=response.status == 401,
+            attempts=attempts,
+        )
+
+    async def delete_message(self, message_id: int) -> None:
+        """Acknowledge a message (204).
+
+        Raises:
+            MessageQueueTokenExpiredError: refused again after one refresh.
+
+        Ports: MessageSessionClient.DeleteMessage
+        """
+        async with self._lock:
+            await self._with_refresh(lambda: self._delete_message(message_id), "delete message")
+
+    async def _delete_message(self, message_id: int) -> None:
+        """Ports: MessageSessionClient.deleteMessage"""
+        request = HttpRequest(
+            method="DELETE",
+            url=with_path_suffix(self._current().message_queue_url, str(message_id)),
+            headers=self._queue_headers(**{"Content-Type": "application/json"}),
+        )
+        response, attempts = await self._send_queue(request)
+        if response.status != 204:
+            raise self._error(request, response, attempts)
+
+    async def acquire_jobs(self, request_ids: list[int]) -> list[int]:
+        """Acquire these job requests for the scale set; return the ids acquired.
+
+        Raises:
+            MessageQueueTokenExpiredError: refused again after one refresh.
+
+        Ports: MessageSessionClient.AcquireJobs
+        """
+        async with self._lock:
+            return await self._with_refresh(lambda: self._acquire_jobs(request_ids), "acquire jobs")
+
+    async def _acquire_jobs(self, request_ids: list[int]) -> list[int]:
+        """Ports: MessageSessionClient.acquireJobs (admin request, queue-token auth)"""
+        client = self._client
+        body = json.dumps(list(request_ids), separators=(",", ":")).encode()
+        async with client.lock:
+            built = await client.actions_request(
+                "POST", f"/_apis/runtime/runnerscalesets/{self._scale_set_id}/acquirejobs", body
+            )
+        request = HttpRequest(
+            method=built.method,
+            url=built.url,
+            headers={**built.headers, "Authorization": f"Bearer {self._current().message_queue_access_token}"},
+            body=built.body,
+        )
+        response, attempts = await self._send_queue(request)
+        if response.status != 200:
+            raise self._error(request, response, attempts)
+        return client.decode(request, response, _AcquiredJobs, "acquire jobs response").value
+
+    async def close(self) -> None:
+        """Delete the session (204). Safe to call twice.
+
+        Raises:
+            ActionsError: the service refused; the session is forgotten anyway.
+
+        Ports: MessageSessionClient.Close
+        """
+        async with self._lock:
+            current = self._session
+            if current is None:
+                return
+            self._session = None
+            path = f"/_apis/runtime/runnerscalesets/{self._scale_set_id}/sessions/{current.session_id}"
+            await self._session_request("DELETE", path, 204)
+            log.info("deleted message session", scale_set_id=self._scale_set_id, session_id=str(current.session_id))
+
+    def __repr__(self) -> str:
+        session_id = self._session.session_id if self._session else None
+        return f"MessageSessionClient(scale_set_id={self._scale_set_id}, session_id={session_id})"
+
+
+class _AcquiredJobs(BaseModel):
+    count: int = 0
+    value: list[int] = []
