@@ -15,7 +15,7 @@ import structlog
 import yaml
 
 from reconcilekit.envtest._http import ApiSession, HarnessConnectionError
-from reconcilekit.errors import AlreadyExistsError, ConflictError, NotFoundError
+from reconcilekit.errors import AlreadyExistsError, ConflictError, NotFoundError, TooManyRequestsError
 
 __all__ = ["CRD_EXTENSIONS", "CRDInstallError", "install_crds", "read_crds", "uninstall_crds"]
 
@@ -128,9 +128,14 @@ def _conditions_true(live: CRD) -> bool:
 
 
 async def _served(session: ApiSession, crd: CRD) -> bool:
-    """Whether the CRD is Established with names accepted and discovery lists its plural in every served version.
+    """Whether the CRD is Established with names accepted and its resource is served in every served version.
 
-    Ports: envtest.WaitForCRDs (discovery), plus the conditions check
+    Served means discovery lists the plural (upstream's check) and a LIST of it
+    answers 200.
+
+    Ports: envtest.WaitForCRDs (discovery)
+    Differs: also waits for the Established and NamesAccepted conditions and for
+    a successful LIST, which upstream does not
     """
     try:
         live = await session.request("GET", f"{_CRD_PATH}/{crd['metadata']['name']}")
@@ -144,7 +149,12 @@ async def _served(session: ApiSession, crd: CRD) -> bool:
                 return False
             if not any(r.get("name") == spec["names"]["plural"] for r in listing.get("resources") or []):
                 return False
-    except HarnessConnectionError:
+            # Discovery lists the plural before the resource's watch cache is up; until then a
+            # LIST answers 429 "storage is (re)initializing", which tests would trip over.
+            await session.request(
+                "GET", f"/apis/{spec['group']}/{version['name']}/{spec['names']['plural']}", params={"limit": "1"}
+            )
+    except (HarnessConnectionError, TooManyRequestsError, NotFoundError):
         return False
     return True
 
