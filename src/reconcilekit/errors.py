@@ -327,9 +327,7 @@ def from_status(
     if not message:
         message = f"the server answered {code}" + (f" ({reason})" if reason else "")
     if cls is TooManyRequestsError:
-        return TooManyRequestsError(
-            code, reason, message, details=details, status=status, retry_after=retry_after
-        )
+        return TooManyRequestsError(code, reason, message, details=details, status=status, retry_after=retry_after)
     return cls(code, reason, message, details=details, status=status)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,9 @@ log = structlog.get_logger(__name__)
 
 RESOURCE_OWNER_KEY = ".metadata.controller"
 """The client-side field index naming an object's controller owner. Ports: resourceOwnerKey"""
+
+CREATION_EXPECTATION_TTL = 60.0
+"""Python only: see `EphemeralRunnerSetReconciler._observe_created`."""
 
 RUNNER_BATCH_CONCURRENCY = 8
 """How many runners of one set are created or deleted at once.
@@ -133,6 +137,11 @@ class EphemeralRunnerSetReconciler:
     build_options: RunnerBuildOptions = field(default_factory=RunnerBuildOptions)
 
     batch_concurrency: int = RUNNER_BATCH_CONCURRENCY
+
+    creation_expectation_ttl: float = CREATION_EXPECTATION_TTL
+    """Seconds a created runner the cache has not shown yet still counts as pending."""
+
+    _created: dict[ObjectKey, dict[str, float]] = field(default_factory=dict, init=False, repr=False)
 
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: EphemeralRunnerSetReconciler.Reconcile
@@ -228,6 +237,7 @@ class EphemeralRunnerSetReconciler:
         )
         applied = int(_status(runner_set).get("appliedActionableRevision") or 0)
         state = new_ephemeral_runners_by_states(runners.items, applied)
+        state.unobserved = self._observe_created(object_key(runner_set), runners.items)
         log.debug(
             "ephemeral runner counts",
             pending=len(state.pending),
@@ -239,6 +249,27 @@ class EphemeralRunnerSetReconciler:
             deleting=len(state.deleting),
         )
         return state
+
+    def _observe_created(self, key: ObjectKey, listed: list[Object]) -> int:
+        """How many runners this process created for the set that the cached list does not show yet.
+
+        The informer cache may lag the creates of the previous reconcile; counting only
+        what it shows would create those runners a second time (the listener's patch ID
+        guards against that only for patch IDs other than 0). A runner stops counting
+        once listed, or after `creation_expectation_ttl` seconds.
+
+        Python only: controller-runtime's ReplicaSet-style expectations, which ARC lacks.
+        """
+        pending = self._created.get(key)
+        if not pending:
+            return 0
+        seen = {r["metadata"]["name"] for r in listed}
+        now = time.monotonic()
+        for name in [n for n, at in pending.items() if n in seen or now - at > self.creation_expectation_ttl]:
+            del pending[name]
+        if not pending:
+            del self._created[key]
+        return len(pending)
 
     async def _replace_stale_outdated(self, runner_set: Object, state: EphemeralRunnersByState) -> Result:
         """Outdated reports from an older revision say nothing about the current spec: delete them.
@@ -564,6 +595,7 @@ class EphemeralRunnerSetReconciler:
             if proxy is not None:
                 runner["spec"]["proxySecretRef"] = proxy_ephemeral_runner_set_secret_name(runner_set)
             await self.client.create(runner)
+            self._created.setdefault(object_key(runner_set), {})[runner["metadata"]["name"]] = time.monotonic()
             log.info("created ephemeral runner", runner=runner["metadata"]["name"])
 
         log.info("creating ephemeral runners (scale up)", count=count)

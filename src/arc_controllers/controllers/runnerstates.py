@@ -111,17 +111,19 @@ class EphemeralRunnersByState:
     stale_outdated: list[Object] = field(default_factory=list)
     """Outdated but built from an older revision: says nothing about the current spec."""
     deleting: list[Object] = field(default_factory=list)
+    unobserved: int = 0
+    """Python only: runners this process created that the cache has not shown yet (counted as pending)."""
 
     def terminated(self) -> list[Object]:
         """Finished, failed, outdated and stale outdated. Ports: ephemeralRunnersByState.terminated"""
         return [*self.finished, *self.failed, *self.outdated, *self.stale_outdated]
 
     def scale_total(self) -> int:
-        """Pending + running + failed (finished, outdated and deleting do not count).
+        """Pending + running + failed (finished, outdated and deleting do not count), plus unobserved creates.
 
         Ports: ephemeralRunnersByState.scaleTotal
         """
-        return len(self.pending) + len(self.running) + len(self.failed)
+        return len(self.pending) + len(self.running) + len(self.failed) + self.unobserved
 
 
 def new_ephemeral_runners_by_states(runners: Iterable[Object], judged_revision: int) -> EphemeralRunnersByState:

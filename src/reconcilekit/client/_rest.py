@@ -201,4 +201,3 @@ class RestTransport:
                         yield line
             except (aiohttp.ClientError, TimeoutError) as err:
                 raise TransportError(f"watch {path} broke: {err!r}") from err
-

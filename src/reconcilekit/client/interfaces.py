@@ -353,4 +353,3 @@ class WithWatch(Client, Protocol):
         410 ``Status``, or as a raised `GoneError`, and the stream ends.
         """
         ...
-

@@ -312,8 +312,7 @@ def _in_cluster_namespace() -> str:
         return IN_CLUSTER_NAMESPACE_FILE.read_text().strip()
     except OSError as err:
         raise ValueError(
-            "unable to find leader election namespace: not running in-cluster, please specify "
-            "leader_election_namespace"
+            "unable to find leader election namespace: not running in-cluster, please specify leader_election_namespace"
         ) from err
 
 
@@ -340,5 +339,3 @@ def new_manager(
             factory = importlib.import_module("reconcilekit.client").new_client
         client = factory(config)
     return ControllerManager(client, opts)
-
-

@@ -538,3 +538,20 @@ async def test_deletion_removes_runners_then_proxy_secret_then_finalizer(
     assert ("EphemeralRunnerSet", NS, "set") in cluster.store
     await r.reconcile(REQ)
     assert ("EphemeralRunnerSet", NS, "set") not in cluster.store
+
+
+async def test_creates_not_yet_in_the_cache_count_as_pending(cluster: FakeCluster, actions: FakeActions) -> None:
+    """A lagging cache never makes the set create the same runners twice (patch ID 0 has no stamp guard).
+
+    Mutation check: dropping ``state.unobserved = ...`` in _list_runners makes this create 6.
+    """
+    make_set(cluster, replicas=3, patch_id=0)
+    cluster.freeze_cache()
+    r = reconciler(cluster, actions)
+    await r.reconcile(REQ)
+    await r.reconcile(REQ)
+    assert creates(cluster) == 3
+    cluster.thaw_cache()
+    await r.reconcile(REQ)
+    assert creates(cluster) == 3
+    assert r._created == {}
