@@ -16,6 +16,7 @@ ER = "src/arc_controllers/controllers/ephemeralrunner.py"
 UNREG = "src/arc_controllers/controllers/unregistration.py"
 T_ERS = "tests/arc_controllers/controllers/test_ephemeralrunnerset.py"
 T_ER = "tests/arc_controllers/controllers/test_ephemeralrunner.py"
+T_CRASH = "tests/arc_controllers/controllers/test_runner_crash.py"
 
 MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
     ("1", ERS,
@@ -60,6 +61,13 @@ MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
      "        phase = \"Running\" if _pod_ready(pod) else (current.get(\"phase\") or PHASE_PENDING)", T_ER, "never_running"),
     ("ER-selfdereg", ER, "        if _status(runner).get(\"phase\") != PHASE_SUCCEEDED:\n            await self._queue_unregistration(runner)",
      "        await self._queue_unregistration(runner)", T_ER, "never_unregistered"),
+    ("crash-1", ERS,
+     "        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
+     "        await self._patch_applied_actionable_revision_status(object_key(runner_set), target)\n        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
+     T_CRASH, "crash"),
+    ("crash-9", ERS, "scale_up_total = total + len(state.deleting)", "scale_up_total = total", T_CRASH, "crash"),
+    ("crash-b", ERS, "                if not is_runner_not_found(err):\n                    raise\n", "                raise\n", T_CRASH, "crash"),
+    ("unobserved", ERS, "        state.unobserved = self._observe_created(object_key(runner_set), runners.items)\n", "", T_ERS, "not_yet_in_the_cache"),
 ]
 
 

@@ -61,6 +61,8 @@ class FakeCluster:
     """(verb, kind, subresource) → how many more requests answer 409."""
     hooks: list[Any] = field(default_factory=list)
     """Callables run at each request: ``hook(request)``; may raise (e.g. cancellation)."""
+    post_hooks: list[Any] = field(default_factory=list)
+    """Callables run after a write was applied: ``hook(request)``."""
     cache_snapshot: dict[tuple[str, str, str], Object] | None = None
     uncached_kinds: frozenset[str] = frozenset({"Secret", "ConfigMap"})
     """Kinds the cached client reads from the server (ARC's Cache.DisableFor)."""
@@ -129,6 +131,10 @@ class FakeCluster:
         if left > 0:
             self.conflicts[(request.verb, request.kind, request.subresource)] = left - 1
             raise ConflictError(409, "Conflict", f"injected conflict on {request.kind} {request.name}")
+
+    def _after(self, request: Request) -> None:
+        for hook in list(self.post_hooks):
+            hook(request)
 
     def _bump(self, obj: Object) -> None:
         obj["metadata"]["resourceVersion"] = str(next(self._rv))
@@ -221,7 +227,8 @@ class FakeClient:
     async def create(self, obj: Object, /, **_: Any) -> Object:
         meta = obj.setdefault("metadata", {})
         name = meta.get("name") or meta.get("generateName", "") + uuid.uuid4().hex[:5]
-        await self.cluster._record(Request("create", obj["kind"], name, body=json.dumps(obj).encode()))
+        request = Request("create", obj["kind"], name, body=json.dumps(obj).encode())
+        await self.cluster._record(request)
         key = (obj["kind"], meta.get("namespace", ""), name)
         if key in self.cluster.store:
             raise AlreadyExistsError(409, "AlreadyExists", f"{obj['kind']} {name} already exists")
@@ -233,6 +240,7 @@ class FakeClient:
         self.cluster.store[key] = stored
         obj.clear()
         obj.update(copy.deepcopy(stored))
+        self.cluster._after(request)
         return obj
 
     async def update(self, obj: Object, /, **_: Any) -> Object:  # pragma: no cover - unused
@@ -241,7 +249,8 @@ class FakeClient:
     async def _patch(self, obj: Object, patch: Patch, *, subresource: str = "") -> Object:
         meta = obj["metadata"]
         body = patch.data(obj)
-        await self.cluster._record(Request("patch", obj["kind"], meta["name"], subresource, body))
+        request = Request("patch", obj["kind"], meta["name"], subresource, body)
+        await self.cluster._record(request)
         key = (obj["kind"], meta.get("namespace", ""), meta["name"])
         stored = self.cluster.store.get(key)
         if stored is None:
@@ -263,6 +272,7 @@ class FakeClient:
             self.cluster._finish_delete_if_free(key)
         obj.clear()
         obj.update(copy.deepcopy(updated))
+        self.cluster._after(request)
         return obj
 
     async def patch(self, obj: Object, patch: Patch, /, **_: Any) -> Object:
@@ -271,7 +281,8 @@ class FakeClient:
     async def delete(self, obj: Object, /, *, preconditions: Mapping[str, str] | None = None, **options: Any) -> None:
         meta = obj["metadata"]
         body = json.dumps({"preconditions": dict(preconditions or {}), **options}).encode()
-        await self.cluster._record(Request("delete", obj["kind"], meta["name"], body=body))
+        request = Request("delete", obj["kind"], meta["name"], body=body)
+        await self.cluster._record(request)
         key = (obj["kind"], meta.get("namespace", ""), meta["name"])
         stored = self.cluster.store.get(key)
         if stored is None:
@@ -284,6 +295,7 @@ class FakeClient:
                 self.cluster._bump(stored)
         else:
             del self.cluster.store[key]
+        self.cluster._after(request)
 
     async def delete_all_of(self, gvk: GroupVersionKind, /, **_: Any) -> None:  # pragma: no cover - unused
         raise NotImplementedError

@@ -20,6 +20,7 @@ import structlog
 
 from arc_controllers._runner_constants import (
     EPHEMERAL_RUNNER,
+    EPHEMERAL_RUNNER_ACTIONS_FINALIZER,
     EPHEMERAL_RUNNER_SET,
     EPHEMERAL_RUNNER_SET_FINALIZER,
     PHASE_OUTDATED,
@@ -30,6 +31,7 @@ from arc_controllers.controllers.actions_seam import (
     ActionsClientFactory,
     RunnerActionsClient,
     is_job_still_running,
+    is_runner_not_found,
 )
 from arc_controllers.controllers.drift import semantic_equal
 from arc_controllers.controllers.patching import (
@@ -530,13 +532,35 @@ class EphemeralRunnerSetReconciler:
                 if is_job_still_running(err):
                     log.info("runner is still running a job, skipping", runner=runner["metadata"]["name"])
                     return False
-                raise
+                if not is_runner_not_found(err):
+                    raise
+                log.info("runner registration already gone", runner=runner["metadata"]["name"], runner_id=rid)
+            await self._release_registration_finalizer(runner)
         try:
             await self.client.delete(runner)
         except NotFoundError:
             pass
         log.info("deleted ephemeral runner", runner=runner["metadata"]["name"], runner_id=rid)
         return True
+
+    async def _release_registration_finalizer(self, runner: Object) -> None:
+        """Drop the registration finalizer of a runner the service no longer knows, before deleting it.
+
+        [UNCONFIRMED] (spec §0.3 b, ``8c921054``): ported because without it a crash between
+        ``RemoveRunner`` and the delete leaves a runner whose every later removal answers
+        runner-not-found, and the revision can never be applied (pinned by the crash test).
+        It also spares the runner finalizer a second unregistration.
+
+        Ports: EphemeralRunnerSetReconciler.deleteEphemeralRunnerWithActionsClient, the finalizer release
+        """
+        if not contains_finalizer(runner, EPHEMERAL_RUNNER_ACTIONS_FINALIZER):
+            return
+        lazy = LazyCopy(runner)
+        remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
+        try:
+            await self.client.patch(runner, lazy.merge_from())
+        except NotFoundError:
+            pass
 
     async def _delete_idle_ephemeral_runners(
         self, runner_set: Object, pending: list[Object], running: list[Object], count: int
