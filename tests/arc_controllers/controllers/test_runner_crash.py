@@ -15,12 +15,11 @@ import random
 from typing import Any
 
 import pytest
-
-from conftest import FakeActions
 from fakeapi import FakeCluster, Request
 
 from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
 from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
+from conftest import FakeActions
 from reconcilekit.reconcile import Request as ReconcileRequest
 
 NS = "ns"
