@@ -64,8 +64,26 @@ class Harness:
     factories: list[SecretActionsClientFactory] = field(default_factory=list)
     clients: list[Any] = field(default_factory=list)
 
+    async def release_deleting_runners(self) -> None:
+        """Upstream's finalizer-stripping helper, run in a loop: with no runner controller, a deleted
+        runner's finalizers are dropped so the deletion completes."""
+        while True:
+            with contextlib.suppress(Exception):
+                for obj in (await self.client.list(ER, namespace=self.namespace)).items:
+                    if obj["metadata"].get("deletionTimestamp") and obj["metadata"].get("finalizers"):
+                        body = json.dumps({"metadata": {"finalizers": None}})
+                        await self.client.patch(obj, raw_patch(MERGE, body))
+            await asyncio.sleep(0.2)
+
     async def start(self, *, runner_set: bool = True, runner: bool = True, client: Any = None) -> Any:
-        """Start a manager running the chosen reconcilers; returns the manager's direct client."""
+        """Start a manager running the chosen reconcilers; returns the manager.
+
+        Without the runner controller, deleted runners are released by `release_deleting_runners`.
+        """
+        if not runner:
+            self.managers.append(
+                asyncio.create_task(self.release_deleting_runners(), name=f"strip-finalizers-{self.namespace}")
+            )
         config = await load_rest_config(self.env.kubeconfig_path)
         if client is None:
             client = new_client(config)
@@ -173,12 +191,12 @@ async def strip_finalizers(h: Harness) -> None:
 
 
 async def eventually(check: Callable[[], Any], *, within: float = 20.0, interval: float = 0.25) -> Any:
-    """Gomega's Eventually: poll until ``check`` returns a truthy value (or stops raising)."""
+    """Gomega's Eventually: poll until ``check`` returns something other than None or False."""
     deadline = asyncio.get_running_loop().time() + within
     while True:
         try:
             value = await check()
-            if value:
+            if value is not None and value is not False:
                 return value
             last: Any = value
         except AssertionError as err:
@@ -189,9 +207,10 @@ async def eventually(check: Callable[[], Any], *, within: float = 20.0, interval
 
 
 async def consistently(check: Callable[[], Any], *, duration: float = 2.0, interval: float = 0.25) -> None:
-    """Gomega's Consistently: ``check`` stays truthy for ``duration`` seconds."""
+    """Gomega's Consistently: ``check`` returns neither None nor False for ``duration`` seconds."""
     deadline = asyncio.get_running_loop().time() + duration
     while asyncio.get_running_loop().time() < deadline:
         value = await check()
-        assert value, f"stopped holding: {value!r}"
+        assert value is not None, "stopped holding: None"
+        assert value is not False, "stopped holding: False"
         await asyncio.sleep(interval)
