@@ -32,7 +32,14 @@ from arc_controllers._runner_constants import (
     SECRET,
 )
 from arc_controllers.controllers.actions_seam import ActionsClientFactory, is_runner_exists
-from arc_controllers.controllers.patching import LazyCopy, add_finalizer, contains_finalizer, remove_finalizer
+from arc_controllers.controllers.patching import (
+    LazyCopy,
+    MergeFrom,
+    SupersededVersions,
+    add_finalizer,
+    contains_finalizer,
+    remove_finalizer,
+)
 from arc_controllers.controllers.runnerstates import (
     has_container_hook_configured,
     has_job,
@@ -145,6 +152,12 @@ class EphemeralRunnerReconciler:
     """Grace period for deleting a fully terminated pod; negative means the default graceful delete."""
     clock: Callable[[], datetime] = _utcnow
 
+    _superseded: SupersededVersions = field(default_factory=SupersededVersions, init=False, repr=False)
+    """Python only: versions of runners this process replaced by its own writes (stale-cache guard)."""
+
+    _secrets_deleted: set[str] = field(default_factory=set, init=False, repr=False)
+    """Python only: UIDs of runners whose JIT secret this process already deleted (no second DELETE)."""
+
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile
 
@@ -153,6 +166,9 @@ class EphemeralRunnerReconciler:
         try:
             runner = await self.client.get(EPHEMERAL_RUNNER, request.key)
         except NotFoundError:
+            return Result()
+        if self._superseded.is_stale(runner):
+            log.debug("cache shows a version this controller replaced, waiting for the newer one")
             return Result()
         lazy = LazyCopy(runner)
 
@@ -206,14 +222,15 @@ class EphemeralRunnerReconciler:
             rid = 0 if _status(runner).get("phase") == PHASE_SUCCEEDED else await self._registered_runner_id(runner)
             remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
             if rid != 0:
-                await self.client.patch(runner, lazy.merge_from())
+                await self._write(runner, lazy.merge_from())
                 self._push(runner, rid)
         await self._cleanup_resources(runner)
         if has_container_hook_configured(runner):
             await self._cleanup_container_hook_resources(runner)
         remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_FINALIZER)
         with contextlib.suppress(NotFoundError):
-            await self.client.patch(runner, lazy.merge_from())
+            await self._write(runner, lazy.merge_from())
+        self._secrets_deleted.discard(str(runner["metadata"].get("uid", "")))
         log.info("removed runner finalizers", runner=runner["metadata"]["name"])
         return Result()
 
@@ -245,7 +262,7 @@ class EphemeralRunnerReconciler:
         obj = lazy.mutate()
         add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER)
         add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
-        await self.client.patch(lazy.obj, lazy.merge_from())
+        await self._write(lazy.obj, lazy.merge_from())
         log.info("added runner finalizers", runner=lazy.obj["metadata"]["name"])
 
     async def _get_pod(self, runner: Object) -> Object | None:
@@ -275,7 +292,7 @@ class EphemeralRunnerReconciler:
         except _FatalError as err:
             log.warning("runner cannot register, deleting it", runner=runner["metadata"]["name"], reason=str(err))
             with contextlib.suppress(NotFoundError):
-                await self.client.delete(runner)
+                await self._delete_runner(runner)
             return Result()
         secret = new_ephemeral_runner_jit_secret(runner, jit, options=self.build_options)
         await self.client.create(secret)
@@ -332,7 +349,7 @@ class EphemeralRunnerReconciler:
         """Ports: EphemeralRunnerReconciler.Reconcile, the too-many-failures branch"""
         log.info("runner failed too many times, deleting it", runner=runner["metadata"]["name"])
         with contextlib.suppress(NotFoundError):
-            await self.client.delete(runner)
+            await self._delete_runner(runner)
         return Result()
 
     def _failure_backoff_remaining(self, runner: Object) -> float:
@@ -373,7 +390,7 @@ class EphemeralRunnerReconciler:
             created = parse_time(runner["metadata"].get("creationTimestamp"))
             if created is not None and self.clock() - created > QUOTA_RECREATE_AGE:
                 with contextlib.suppress(NotFoundError):
-                    await self.client.delete(runner)
+                    await self._delete_runner(runner)
                 return Result()
             return Result(requeue_after=QUOTA_REQUEUE)
         log.info("created runner pod", runner=name)
@@ -389,7 +406,7 @@ class EphemeralRunnerReconciler:
         lazy = LazyCopy(runner)
         status = lazy.mutate().setdefault("status", {})
         status["runnerId"], status["runnerName"] = identity
-        await self.client.status().patch(runner, lazy.merge_from())
+        await self._write_status(runner, lazy.merge_from())
 
     # ---- pod state ------------------------------------------------------------------
 
@@ -433,7 +450,7 @@ class EphemeralRunnerReconciler:
         """
         await self._mark_as_succeeded(runner, pod)
         with contextlib.suppress(NotFoundError):
-            await self.client.delete(runner)
+            await self._delete_runner(runner)
         return Result()
 
     async def _delete_ephemeral_runner_or_pod(self, runner: Object, pod: Object) -> Result:
@@ -444,7 +461,7 @@ class EphemeralRunnerReconciler:
         if has_job(runner):
             log.info("pod of a runner with a job failed, deleting the runner", runner=runner["metadata"]["name"])
             with contextlib.suppress(NotFoundError):
-                await self.client.delete(runner)
+                await self._delete_runner(runner)
             return Result()
         await self._delete_pod_as_failed(runner, pod)
         return Result()
@@ -463,7 +480,7 @@ class EphemeralRunnerReconciler:
         status["ready"] = False
         status["reason"] = _status(pod).get("reason", "")
         status["message"] = _status(pod).get("message", "")
-        await self.client.status().patch(runner, lazy.merge_from())
+        await self._write_status(runner, lazy.merge_from())
         log.info("runner pod failed, recorded the failure", runner=runner["metadata"]["name"])
 
     async def _delete_pod(self, pod: Object) -> None:
@@ -484,7 +501,7 @@ class EphemeralRunnerReconciler:
         """Python only: a plain diff-based status merge patch of ``fields``."""
         lazy = LazyCopy(runner)
         lazy.mutate().setdefault("status", {}).update(fields)
-        await self.client.status().patch(runner, lazy.merge_from())
+        await self._write_status(runner, lazy.merge_from())
 
     async def _mark_as_failed(self, runner: Object, message: str, reason: str) -> None:
         """Ports: EphemeralRunnerReconciler.markAsFailed"""
@@ -528,7 +545,27 @@ class EphemeralRunnerReconciler:
         status.update(
             phase=phase, ready=ready, reason=_status(pod).get("reason", ""), message=_status(pod).get("message", "")
         )
-        await self.client.status().patch(runner, lazy.merge_from(optimistic_lock=True))
+        await self._write_status(runner, lazy.merge_from(optimistic_lock=True))
+
+    # ---- writes of the runner itself ----------------------------------------------------
+
+    async def _write(self, runner: Object, patch: MergeFrom) -> None:
+        """Python only: merge-patch the runner and remember the version it replaced."""
+        uid, rv = str(runner["metadata"].get("uid", "")), str(runner["metadata"].get("resourceVersion", ""))
+        await self.client.patch(runner, patch)
+        self._superseded.superseded(uid, rv)
+
+    async def _write_status(self, runner: Object, patch: MergeFrom) -> None:
+        """Python only: merge-patch the runner's status and remember the version it replaced."""
+        uid, rv = str(runner["metadata"].get("uid", "")), str(runner["metadata"].get("resourceVersion", ""))
+        await self.client.status().patch(runner, patch)
+        self._superseded.superseded(uid, rv)
+
+    async def _delete_runner(self, runner: Object) -> None:
+        """Python only: delete the runner (finalizers keep it) and remember the version it replaced."""
+        uid, rv = str(runner["metadata"].get("uid", "")), str(runner["metadata"].get("resourceVersion", ""))
+        await self.client.delete(runner)
+        self._superseded.superseded(uid, rv)
 
     # ---- registration and cleanup helpers ---------------------------------------------
 
@@ -547,7 +584,7 @@ class EphemeralRunnerReconciler:
         lazy = LazyCopy(runner)
         remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
         with contextlib.suppress(NotFoundError):
-            await self.client.patch(runner, lazy.merge_from())
+            await self._write(runner, lazy.merge_from())
         if rid != 0:
             self._push(runner, rid)
 
@@ -584,7 +621,8 @@ class EphemeralRunnerReconciler:
     async def _cleanup_resources(self, runner: Object) -> None:
         """Delete the pod (unless already deleting) and the JIT secret; gone is fine.
 
-        Python only as to the secret: deleted by name (404 tolerated) instead of read first.
+        Python only as to the secret: deleted by name (404 tolerated) instead of read first,
+        and only once per runner in this process.
 
         Ports: EphemeralRunnerReconciler.cleanupResources
         """
@@ -592,9 +630,14 @@ class EphemeralRunnerReconciler:
         if pod is not None and not pod["metadata"].get("deletionTimestamp"):
             with contextlib.suppress(NotFoundError):
                 await self._delete_pod(pod)
+        uid = str(runner["metadata"].get("uid", ""))
+        if uid and uid in self._secrets_deleted:
+            return
         secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {**_key_meta(runner)}}
         with contextlib.suppress(NotFoundError):
             await self.client.delete(secret)
+        if uid:
+            self._secrets_deleted.add(uid)
 
     async def _cleanup_container_hook_resources(self, runner: Object) -> None:
         """Delete pods and secrets labelled ``runner-pod=<runner>`` (made by container hooks).

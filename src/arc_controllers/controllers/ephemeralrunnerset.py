@@ -477,6 +477,7 @@ class EphemeralRunnerSetReconciler:
         runners = await self.client.list(
             EPHEMERAL_RUNNER, namespace=meta["namespace"], fields={RESOURCE_OWNER_KEY: meta["name"]}
         )
+        self._observe_created(object_key(runner_set), runners.items)
         if not runners.items:
             await self._clean_up_proxy_secret(runner_set)
             return True, 0.0

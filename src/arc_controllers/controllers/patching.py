@@ -15,6 +15,7 @@ import asyncio
 import copy
 import json
 import random
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -25,6 +26,7 @@ __all__ = [
     "MERGE_PATCH_TYPE",
     "LazyCopy",
     "MergeFrom",
+    "SupersededVersions",
     "add_finalizer",
     "contains_finalizer",
     "json_merge_diff",
@@ -187,3 +189,47 @@ async def retry_on_conflict(
             await asyncio.sleep(delay * (1 + 0.1 * random.random()))
             delay *= factor
     raise AssertionError("unreachable")
+
+
+class SupersededVersions:
+    """Remembers the resourceVersions this process replaced by its own writes, per object UID.
+
+    A reconcile triggered before the informer cache saw the controller's own write reads
+    the object as it was before that write and would act on it again (a second status
+    patch, a second delete, even a new JIT registration for a runner it just deleted). A
+    cached object whose resourceVersion is one this process superseded is known to be
+    stale, and the watch event of the newer version enqueues the object again.
+
+    Python only: controller-runtime has no such guard; the extra requests it avoids are the
+    echo reads and writes of the per-runner ledger.
+    """
+
+    __slots__ = ("_by_uid", "_objects", "_per_object")
+
+    def __init__(self, *, per_object: int = 4, objects: int = 10_000) -> None:
+        self._by_uid: OrderedDict[str, list[str]] = OrderedDict()
+        self._per_object = per_object
+        self._objects = objects
+
+    def superseded(self, uid: str, resource_version: str) -> None:
+        """Record that a successful write replaced ``resource_version`` of object ``uid``.
+
+        Keeps the last ``per_object`` versions of the last ``objects`` objects written.
+        """
+        if not uid or not resource_version:
+            return
+        versions = self._by_uid.setdefault(uid, [])
+        self._by_uid.move_to_end(uid)
+        versions.append(resource_version)
+        del versions[: -self._per_object]
+        while len(self._by_uid) > self._objects:
+            self._by_uid.popitem(last=False)
+
+    def is_stale(self, obj: Mapping[str, Any]) -> bool:
+        """True when ``obj`` shows a version this process already replaced."""
+        meta = obj.get("metadata") or {}
+        return str(meta.get("resourceVersion", "")) in self._by_uid.get(str(meta.get("uid", "")), ())
+
+    def forget(self, uid: str) -> None:
+        """Drop what is known about ``uid`` (the object is gone)."""
+        self._by_uid.pop(uid, None)
