@@ -127,17 +127,21 @@ class SecretActionsClientFactory:
     Reads ``spec.githubConfigSecret`` from the object's namespace (``github_token``, or
     ``github_app_id``/``github_app_installation_id``/``github_app_private_key``) and keeps
     the client for ``ttl`` seconds, so a reconcile does not re-read the secret each time
-    (Go's multiclient re-reads it on every call).
+    (Go's multiclient re-reads it on every call). ``pool_size`` clients are handed out in
+    turn: each Actions client serialises its calls behind one lock (Go's ``Client.mu``),
+    and JIT registrations of many runners should not wait for one another.
 
     Python only: a minimal stand-in for secretresolver + multiclient (spec §11.1) for the
     runner controllers; no vault, proxy or TLS config map.
     """
 
-    def __init__(self, reader: Any, *, ttl: float = 60.0, version: str = "dev") -> None:
+    def __init__(self, reader: Any, *, ttl: float = 60.0, version: str = "dev", pool_size: int = 4) -> None:
         self._reader = reader
         self._ttl = ttl
         self._version = version
-        self._clients: dict[tuple[str, str, str], tuple[float, ScaleSetRunnerClient, Any]] = {}
+        self._pool_size = max(pool_size, 1)
+        self._clients: dict[tuple[str, str, str], tuple[float, list[ScaleSetRunnerClient], list[Any]]] = {}
+        self._turn = 0
 
     async def __call__(self, obj: Any) -> RunnerActionsClient:
         """Python only: the client for ``obj``."""
@@ -155,7 +159,8 @@ class SecretActionsClientFactory:
         now = time.monotonic()
         cached = self._clients.get(key)
         if cached is not None and now - cached[0] < self._ttl:
-            return cached[1]
+            self._turn += 1
+            return cached[1][self._turn % len(cached[1])]
         secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, key[1]))
         data = {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
         credentials: Any
@@ -167,19 +172,24 @@ class SecretActionsClientFactory:
                 installation_id=int(data["github_app_installation_id"]),
                 private_key=data["github_app_private_key"],
             )
-        client = new_client(
-            key[2],
-            credentials,
-            system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller"),
-        )
-        adapter = ScaleSetRunnerClient(client)
+        clients = [
+            new_client(
+                key[2],
+                credentials,
+                system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller"),
+            )
+            for _ in range(self._pool_size)
+        ]
+        adapters = [ScaleSetRunnerClient(client) for client in clients]
         if cached is not None:
-            await cached[2].aclose()
-        self._clients[key] = (now, adapter, client)
-        return adapter
+            for old_client in cached[2]:
+                await old_client.aclose()
+        self._clients[key] = (now, adapters, clients)
+        return adapters[0]
 
     async def aclose(self) -> None:
         """Python only: close every client."""
-        for _, _, client in self._clients.values():
-            await client.aclose()
+        for _, _, clients in self._clients.values():
+            for client in clients:
+                await client.aclose()
         self._clients.clear()
