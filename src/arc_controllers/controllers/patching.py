@@ -11,16 +11,14 @@ client.MergeFromWithOptimisticLock (sigs.k8s.io/controller-runtime/pkg/client/pa
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
-import random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+from reconcilekit import retry as _retry
 from reconcilekit.client.interfaces import Object
-from reconcilekit.errors import ConflictError
 
 __all__ = [
     "MERGE_PATCH_TYPE",
@@ -167,28 +165,15 @@ def remove_finalizer(obj: Object, finalizer: str) -> bool:
     return True
 
 
-async def retry_on_conflict(
-    attempt: Callable[[], Awaitable[T]], *, steps: int = 5, duration: float = 0.01, factor: float = 1.0
-) -> T:
-    """Run ``attempt`` again while it raises `ConflictError`, up to ``steps`` times.
-
-    Defaults are client-go's ``retry.DefaultRetry`` (5 steps, 10 ms, factor 1, jitter 0.1).
+async def retry_on_conflict(attempt: Callable[[], Awaitable[T]]) -> T:
+    """Run ``attempt`` again while it conflicts, with client-go's ``retry.DefaultBackoff``.
 
     Raises:
         ConflictError: the last attempt still conflicted.
 
-    Ports: retry.RetryOnConflict
+    Ports: retry.RetryOnConflict(retry.DefaultBackoff, ...) as the EphemeralRunnerSet status writers call it
     """
-    delay = duration
-    for step in range(steps):
-        try:
-            return await attempt()
-        except ConflictError:
-            if step == steps - 1:
-                raise
-            await asyncio.sleep(delay * (1 + 0.1 * random.random()))
-            delay *= factor
-    raise AssertionError("unreachable")
+    return await _retry.retry_on_conflict(_retry.DEFAULT_BACKOFF, attempt)
 
 
 class SupersededVersions:
