@@ -38,15 +38,18 @@ class RunnerActionsClient(Protocol):
     """**Protocol:** the runner calls of the Actions client. Ports: multiclient.Client (subset)"""
 
     async def generate_jit_runner_config(self, *, name: str, work_folder: str, scale_set_id: int) -> JitRunnerConfig:
-        """Register a runner just in time. Raises a ``RunnerExistsError`` when the name is taken."""
+        """Python only: register a runner just in time. Raises a ``RunnerExistsError`` when the name is taken."""
         ...
 
     async def get_runner_by_name(self, name: str, /) -> RunnerReference | None:
-        """The registered runner of that name, or None."""
+        """Python only: the registered runner of that name, or None."""
         ...
 
     async def remove_runner(self, runner_id: int, /) -> None:
-        """Unregister. Raises ``JobStillRunningError`` while it runs a job, ``RunnerNotFoundError`` when gone."""
+        """Python only: unregister.
+
+        Raises ``JobStillRunningError`` while it runs a job, ``RunnerNotFoundError`` when gone.
+        """
         ...
 
 
@@ -58,6 +61,7 @@ Ports: SecretResolver.GetActionsService
 
 
 def _named(err: BaseException, *names: str) -> bool:
+    """Python only: whether ``err``'s class or a base class has one of ``names``."""
     return any(cls.__name__ in names for cls in type(err).__mro__)
 
 
@@ -88,6 +92,7 @@ class ScaleSetRunnerClient:
     """
 
     def __init__(self, client: Any) -> None:
+        """Python only: see the class docstring."""
         self._client = client
 
     async def generate_jit_runner_config(self, *, name: str, work_folder: str, scale_set_id: int) -> JitRunnerConfig:
@@ -136,6 +141,7 @@ class SecretActionsClientFactory:
     """
 
     def __init__(self, reader: Any, *, ttl: float = 60.0, version: str = "dev", pool_size: int = 4) -> None:
+        """Python only: see the class docstring."""
         self._reader = reader
         self._ttl = ttl
         self._version = version

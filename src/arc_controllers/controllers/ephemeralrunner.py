@@ -86,23 +86,28 @@ class _FatalError(Exception):
 
 
 def _utcnow() -> datetime:
+    """Python only: the default clock (aware UTC)."""
     return datetime.now(UTC)
 
 
 def _rfc3339(t: datetime) -> str:
+    """Python only: a timestamp as the API server writes it (second precision, Z)."""
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _key(obj: Object) -> ObjectKey:
+    """Python only: the object's namespace and name."""
     return ObjectKey(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
 
 
 def _status(obj: Object) -> dict[str, Any]:
+    """Python only: ``status`` of a JSON object, {} when absent (read only)."""
     status: dict[str, Any] = obj.get("status") or {}
     return status
 
 
 def _runner_container_status(pod: Object) -> dict[str, Any] | None:
+    """Python only: the status of the container named ``runner``, or None."""
     for cs in _status(pod).get("containerStatuses") or []:
         if cs.get("name") == EPHEMERAL_RUNNER_CONTAINER_NAME:
             found: dict[str, Any] = cs
@@ -135,6 +140,7 @@ def _pod_terminated(pod: Object) -> bool:
 
 
 def _secret_value(secret: Object, key: str) -> str:
+    """Python only: one decoded value of a secret's data, "" when absent."""
     raw = (secret.get("data") or {}).get(key)
     return base64.b64decode(raw).decode() if raw else ""
 
@@ -250,6 +256,7 @@ class EphemeralRunnerReconciler:
 
     @staticmethod
     def _has_both_finalizers(runner: Object) -> bool:
+        """Python only: both runner finalizers are present."""
         return contains_finalizer(runner, EPHEMERAL_RUNNER_FINALIZER) and contains_finalizer(
             runner, EPHEMERAL_RUNNER_ACTIONS_FINALIZER
         )
@@ -570,6 +577,7 @@ class EphemeralRunnerReconciler:
     # ---- registration and cleanup helpers ---------------------------------------------
 
     def _push(self, runner: Object, rid: int) -> None:
+        """Python only: push to the unregistration queue; a None queue drops the push (as upstream's nil queue)."""
         if self.unregistration_queue is not None:
             self.unregistration_queue.push(runner, rid)
 

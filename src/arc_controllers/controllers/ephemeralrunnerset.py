@@ -80,11 +80,13 @@ rate limiter in front of every other controller. Ports: runnerBatchConcurrency
 
 
 def _status(obj: Object) -> dict[str, Any]:
+    """Python only: ``status`` of a JSON object, {} when absent (read only)."""
     status: dict[str, Any] = obj.get("status") or {}
     return status
 
 
 def _spec(obj: Object) -> dict[str, Any]:
+    """Python only: ``spec`` of a JSON object, {} when absent (read only)."""
     spec: dict[str, Any] = obj.get("spec") or {}
     return spec
 
@@ -93,11 +95,13 @@ class _CombinedError(Exception):
     """Python only: several independent failures of one batch, all reported (multierr.Combine)."""
 
     def __init__(self, errors: list[BaseException]) -> None:
+        """Python only: see the class docstring."""
         self.errors = errors
         super().__init__("; ".join(str(e) for e in errors))
 
 
 def _raise_combined(errors: list[BaseException]) -> None:
+    """Python only: raise the one error, or all of them combined; nothing when empty."""
     if len(errors) == 1:
         raise errors[0]
     if errors:

@@ -79,12 +79,13 @@ class MergeFrom:
     """
 
     def __init__(self, before: Mapping[str, Any], *, optimistic_lock: bool = False) -> None:
+        """Python only: see the class docstring."""
         self._before = before
         self._optimistic_lock = optimistic_lock
 
     @property
     def type(self) -> str:
-        """The content type, ``application/merge-patch+json``."""
+        """Python only: the content type, ``application/merge-patch+json``."""
         return MERGE_PATCH_TYPE
 
     def diff(self, obj: Mapping[str, Any], /) -> dict[str, Any]:
@@ -113,6 +114,7 @@ class LazyCopy:
     __slots__ = ("_before", "obj")
 
     def __init__(self, obj: Object) -> None:
+        """Python only: see the class docstring."""
         self.obj = obj
         self._before: Object | None = None
 
@@ -192,6 +194,7 @@ class SupersededVersions:
     __slots__ = ("_by_uid", "_objects", "_per_object")
 
     def __init__(self, *, per_object: int = 4, objects: int = 10_000) -> None:
+        """Python only: see the class docstring."""
         self._by_uid: OrderedDict[str, list[str]] = OrderedDict()
         self._per_object = per_object
         self._objects = objects
@@ -200,6 +203,7 @@ class SupersededVersions:
         """Record that a successful write replaced ``resource_version`` of object ``uid``.
 
         Keeps the last ``per_object`` versions of the last ``objects`` objects written.
+        Python only.
         """
         if not uid or not resource_version:
             return
@@ -211,10 +215,10 @@ class SupersededVersions:
             self._by_uid.popitem(last=False)
 
     def is_stale(self, obj: Mapping[str, Any]) -> bool:
-        """True when ``obj`` shows a version this process already replaced."""
+        """Python only: true when ``obj`` shows a version this process already replaced."""
         meta = obj.get("metadata") or {}
         return str(meta.get("resourceVersion", "")) in self._by_uid.get(str(meta.get("uid", "")), ())
 
     def forget(self, uid: str) -> None:
-        """Drop what is known about ``uid`` (the object is gone)."""
+        """Python only: drop what is known about ``uid`` (the object is gone)."""
         self._by_uid.pop(uid, None)
