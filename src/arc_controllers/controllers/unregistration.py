@@ -114,7 +114,7 @@ class RunnerUnregistrationQueue:
             self._ready.append(heapq.heappop(self._delayed)[2])
 
     async def _next(self) -> _Item:
-        """Python only: the oldest ready item, waiting for a push or the earliest delayed item (at most 30 s per wait)."""
+        """Python only: the oldest ready item; waits for a push or the earliest delayed item (≤ 30 s)."""
         while True:
             self._promote()
             if self._ready:
