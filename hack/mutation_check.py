@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ERS = "src/arc_controllers/controllers/ephemeralrunnerset.py"
+ERS = "src/arc_controllers/controllers/ephemeralrunnerset*.py"
 ER = "src/arc_controllers/controllers/ephemeralrunner.py"
 UNREG = "src/arc_controllers/controllers/unregistration.py"
 T_ERS = "tests/arc_controllers/controllers/test_ephemeralrunnerset.py"
@@ -77,15 +77,13 @@ def main() -> int:
     for seed, path, old, new, test_file, expr in MUTATIONS:
         if only and seed not in only:
             continue
-        source = Path(path)
-        if not source.exists():
-            print(f"seed {seed}: {path} missing, skipped")
-            continue
-        text = source.read_text()
-        if text.count(old) != 1:
+        holders = [p for p in sorted(Path().glob(path)) if old in p.read_text()]
+        if len(holders) != 1 or holders[0].read_text().count(old) != 1:
             print(f"seed {seed}: mutation anchor not found exactly once in {path}")
             failures += 1
             continue
+        source = holders[0]
+        text = source.read_text()
         source.write_text(text.replace(old, new))
         try:
             result = subprocess.run(
