@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ERS = "src/arc_controllers/controllers/ephemeralrunnerset*.py"
-ER = "src/arc_controllers/controllers/ephemeralrunner.py"
+ER = "src/arc_controllers/controllers/ephemeralrunner*.py"
 UNREG = "src/arc_controllers/controllers/unregistration.py"
 T_ERS = "tests/arc_controllers/controllers/test_ephemeralrunnerset.py"
 T_ER = "tests/arc_controllers/controllers/test_ephemeralrunner.py"
