@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import gzip
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,16 @@ from arc_controllers.api.v1alpha1 import KINDS, crdgen
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD_DIR = ROOT / "config" / "crd"
-UPSTREAM_PATHS = Path("/work/shared/reference/arc-crd-field-paths-2026-06.tsv")
+# A gzip copy of shared/reference/arc-crd-field-paths-2026-06.tsv (upstream master of 2026-06-30).
+UPSTREAM_PATHS = Path(__file__).resolve().parent / "data" / "arc-crd-field-paths-2026-06.tsv.gz"
+SHARED_REFERENCE = next(
+    (
+        folder / "shared" / "reference" / "arc-crd-field-paths-2026-06.tsv"
+        for folder in (ROOT.parent, ROOT.parent.parent)
+        if (folder / "shared" / "reference" / "arc-crd-field-paths-2026-06.tsv").exists()
+    ),
+    ROOT.parent / "shared" / "reference" / "arc-crd-field-paths-2026-06.tsv",
+)
 
 # Spec §2.2/§2.3: the status counters removed upstream by #4557 after the June list.
 REMOVED_UPSTREAM = {
@@ -75,7 +85,7 @@ def _our_paths() -> dict[str, set[tuple[str, str]]]:
 
 def _upstream_paths() -> dict[str, set[tuple[str, str]]]:
     result: dict[str, set[tuple[str, str]]] = collections.defaultdict(set)
-    for line in UPSTREAM_PATHS.read_text().splitlines():
+    for line in gzip.decompress(UPSTREAM_PATHS.read_bytes()).decode().splitlines():
         if line.startswith("#") or not line.strip():
             continue
         kind, _version, path, openapi_type = line.split("\t")
@@ -92,7 +102,11 @@ def test_regenerating_crds_gives_no_diff(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in CRD_DIR.glob("*.yaml"))
 
 
-@pytest.mark.skipif(not UPSTREAM_PATHS.exists(), reason="upstream field-path list not available")
+@pytest.mark.skipif(not SHARED_REFERENCE.exists(), reason="no shared/reference beside the repository")
+def test_vendored_path_list_is_the_shared_reference() -> None:
+    assert gzip.decompress(UPSTREAM_PATHS.read_bytes()) == SHARED_REFERENCE.read_bytes()
+
+
 def test_every_upstream_field_path_exists_except_the_removed_ones() -> None:
     ours, upstream = _our_paths(), _upstream_paths()
     assert set(ours) == set(upstream)

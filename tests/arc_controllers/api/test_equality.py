@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from arc_controllers.api.v1alpha1 import EphemeralRunnerSpec, ResourceMeta
-from arc_controllers.api.v1alpha1.equality import QUANTITY_KEYS, QUANTITY_MAP_KEYS, parse_quantity, semantic_equal
+from arc_controllers.api.v1alpha1.equality import (
+    QUANTITY_KEYS,
+    QUANTITY_MAP_KEYS,
+    parse_quantity,
+    semantic_derivative,
+    semantic_equal,
+)
 from arc_controllers.api.v1alpha1.k8sschema import embedded_schema
 
 
@@ -202,6 +208,11 @@ def test_quantity_semantics_only_where_quantities_live() -> None:
         (True, 1, False),
         (False, 0, False),
         (1, 1.0, True),
+        ({"a": 1}, {"a": 1.0}, True),
+        ({"a": 1}, {"a": True}, False),
+        ({"a": "1"}, {"a": 1}, False),
+        ({"a": ""}, {"a": None}, False),
+        (["a"], [None], False),
         ("1", 1, False),
         ([1, 2], [2, 1], False),
         ({"a": {"b": []}}, {"a": {}}, True),
@@ -274,3 +285,43 @@ def test_quantity_keys_match_the_kubernetes_schema() -> None:
     _quantity_keys(embedded_schema("PodTemplateSpec"), "", scalars, maps)
     assert scalars == set(QUANTITY_KEYS)
     assert maps == set(QUANTITY_MAP_KEYS)
+
+
+def test_semantic_derivative_ignores_what_desired_leaves_unset() -> None:
+    desired = {
+        "containers": [{"name": "listener", "image": "c:1", "env": [], "resources": {"limits": {"memory": "1Gi"}}}],
+        "serviceAccountName": "",
+    }
+    live = {
+        "containers": [
+            {
+                "name": "listener",
+                "image": "c:1",
+                "resources": {"limits": {"memory": "1024Mi"}},
+                "terminationMessagePath": "/dev/termination-log",
+                "imagePullPolicy": "IfNotPresent",
+            }
+        ],
+        "serviceAccountName": "default",
+        "dnsPolicy": "ClusterFirst",
+    }
+    assert semantic_derivative(desired, live)
+    assert not semantic_derivative(live, desired)
+    changed = copy.deepcopy(desired)
+    changed["containers"][0]["image"] = "c:2"
+    assert not semantic_derivative(changed, live)
+    more = copy.deepcopy(desired)
+    more["containers"].append({"name": "extra"})
+    assert not semantic_derivative(more, live)
+    assert semantic_derivative(None, live)
+    assert semantic_derivative({"a": 0}, {"a": 0})
+    assert not semantic_derivative({"a": 0}, {})  # zero is a value, not "unset"
+    assert semantic_derivative(ResourceMeta(labels={"a": "b"}), {"labels": {"a": "b", "c": "d"}})
+
+
+def test_semantic_derivative_never_raises() -> None:
+    rng = random.Random(7)
+    for _ in range(2000):
+        a, b = _random_json(rng), _random_json(rng)
+        assert isinstance(semantic_derivative(a, b), bool)
+        assert semantic_derivative(a, copy.deepcopy(a))

@@ -21,6 +21,7 @@ from arc_controllers.api.v1alpha1 import (
     EphemeralRunnerSet,
     EphemeralRunnerSetSpec,
     ListenerConfig,
+    ProxyConfig,
     ResourceMeta,
     ScalerConfig,
     TLSConfig,
@@ -315,3 +316,46 @@ def test_scaler_defaults() -> None:
 def test_resource_meta_maps_are_independently_optional() -> None:
     assert ResourceMeta.model_validate({"labels": {"a": "b"}}).annotations is None
     assert ResourceMeta(annotations={"x": "y"}).to_json_dict() == {"annotations": {"x": "y"}}
+
+
+# Upstream: apis/actions.github.com/v1alpha1/proxy_config_test.go TestProxyConfig_ToSecret
+def test_proxy_config_to_secret() -> None:
+    proxy = ProxyConfig.model_validate(
+        {
+            "http": {"url": "http://proxy.example.com:8080", "credentialSecretRef": "my-secret"},
+            "https": {"url": "https://proxy.example.com:8080", "credentialSecretRef": "my-secret"},
+            "noProxy": ["noproxy.example.com", "noproxy2.example.com"],
+        }
+    )
+    result = proxy.to_secret_data({"my-secret": {"username": b"username", "password": b"password"}})
+    assert result["http_proxy"] == b"http://username:password@proxy.example.com:8080"
+    assert result["https_proxy"] == b"https://username:password@proxy.example.com:8080"
+    assert result["no_proxy"] == b"noproxy.example.com,noproxy2.example.com"
+
+
+# Python only: userinfo escaping as Go's url.UserPassword does it
+def test_proxy_secret_data_escapes_credentials() -> None:
+    proxy = ProxyConfig.model_validate(
+        {
+            "http": {"url": "http://proxy.example.com:3128", "credentialSecretRef": "creds"},
+            "https": {"url": "https://proxy.example.com:3129/p", "credentialSecretRef": "creds"},
+            "noProxy": ["example.com", "10.0.0.0/8"],
+        }
+    )
+    assert proxy.credential_secret_names() == ["creds"]
+    data = proxy.to_secret_data({"creds": {"username": b"us@er", "password": b"p:ss/w?rd$"}})
+    assert data == {
+        "http_proxy": b"http://us%40er:p%3Ass%2Fw%3Frd$@proxy.example.com:3128",
+        "https_proxy": b"https://us%40er:p%3Ass%2Fw%3Frd$@proxy.example.com:3129/p",
+        "no_proxy": b"example.com,10.0.0.0/8",
+    }
+
+
+def test_proxy_secret_data_without_credentials_or_parts() -> None:
+    proxy = ProxyConfig.model_validate({"https": {"url": "http://p:1"}})
+    assert proxy.credential_secret_names() == []
+    assert proxy.to_secret_data({}) == {"http_proxy": b"", "https_proxy": b"http://p:1", "no_proxy": b""}
+    with pytest.raises(KeyError, match="failed to get secret missing for http proxy"):
+        ProxyConfig.model_validate({"http": {"url": "http://p", "credentialSecretRef": "missing"}}).to_secret_data({})
+    with pytest.raises(ValueError, match="failed to parse proxy http url"):
+        ProxyConfig.model_validate({"http": {"url": "http://p:notaport"}}).to_secret_data({})

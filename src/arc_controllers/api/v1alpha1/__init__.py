@@ -8,6 +8,7 @@ Ports: apis/actions.github.com/v1alpha1 (groupversion_info.go and the *_types.go
 """
 
 from arc_controllers.api.v1alpha1._base import ArcModel
+from arc_controllers.api.v1alpha1.appconfig import AppConfig, AppConfigError
 from arc_controllers.api.v1alpha1.autoscalinglistener import (
     AutoscalingListener,
     AutoscalingListenerPhase,
@@ -51,6 +52,7 @@ from arc_controllers.api.v1alpha1.ephemeralrunnerset import (
 )
 from arc_controllers.api.v1alpha1.groupversion import GROUP, GROUP_VERSION, VERSION, GroupVersion, PrinterColumn
 from arc_controllers.api.v1alpha1.listenerconfig import ListenerConfig, ScalerConfig
+from arc_controllers.api.v1alpha1.version import is_version_allowed
 
 KINDS: tuple[type[ArcModel], ...] = (AutoscalingRunnerSet, EphemeralRunnerSet, EphemeralRunner, AutoscalingListener)
 """The four kinds, in the order the CRD generator writes them."""
@@ -62,6 +64,8 @@ __all__ = [
     "KINDS",
     "VERSION",
     "ActionsGitHubObject",
+    "AppConfig",
+    "AppConfigError",
     "ArcModel",
     "AutoscalingListener",
     "AutoscalingListenerPhase",
@@ -96,4 +100,5 @@ __all__ = [
     "TLSConfig",
     "VaultConfig",
     "VaultType",
+    "is_version_allowed",
 ]

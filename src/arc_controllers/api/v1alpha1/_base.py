@@ -25,6 +25,9 @@ class ArcModel(BaseModel):
           limits (``Minimum``) are the API server's job, not ours.
         * Python attribute names are snake_case; the JSON names are aliases,
           and both are accepted on input.
+
+    Mind: because unknown fields are kept, a misspelt keyword
+    (``EphemeralRunnerSetSpec(replica=3)``) becomes an extra field, not an error.
     """
 
     model_config = ConfigDict(

@@ -5,8 +5,11 @@ Ports: apis/actions.github.com/v1alpha1/common.go and the shared types of autosc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Protocol, runtime_checkable
+from urllib.parse import quote, urlsplit, urlunsplit
 
+from arc_controllers import constants
 from arc_controllers.api.v1alpha1._base import ArcModel
 from arc_controllers.api.v1alpha1._markers import REQUIRED, Embedded
 
@@ -71,9 +74,9 @@ class ProxyServerConfig(ArcModel):
     """
 
     url: str | None = None
-    """Proxy URL, for example ``http://proxy.example.com:3128``. Required."""
+    """Proxy URL, for example http://proxy.example.com:3128. Required."""
     credential_secret_ref: str | None = None
-    """Name of a secret in the object's namespace with keys ``username`` and ``password``,
+    """Name of a secret in the object's namespace with keys username and password,
     sent to the proxy as the URL's user info."""
 
 
@@ -89,6 +92,83 @@ class ProxyConfig(ArcModel):
     """Proxy for https requests."""
     no_proxy: list[str] | None = None
     """Hosts, domains and CIDRs reached without a proxy."""
+
+    def credential_secret_names(self) -> list[str]:
+        """Names of the secrets `to_secret_data` needs (``credentialSecretRef`` of http, then https).
+
+        Python only: the caller reads these asynchronously before the pure `to_secret_data`.
+        """
+        names = [s.credential_secret_ref for s in (self.http, self.https) if s is not None and s.credential_secret_ref]
+        return list(dict.fromkeys(names))
+
+    def proxy_urls(self, credentials: Mapping[str, Mapping[str, bytes]]) -> tuple[str, str, str]:
+        """The http proxy URL, the https proxy URL and the no-proxy list, credentials embedded.
+
+        Args:
+            credentials: Secret name -> its decoded data, for every name of
+                `credential_secret_names`; keys ``username`` and ``password``
+                (a missing key reads as empty).
+
+        Returns:
+            ``(http_proxy, https_proxy, no_proxy)``; an unconfigured proxy is "",
+            ``no_proxy`` is the entries joined by ",".
+
+        Raises:
+            KeyError: a credential secret is missing from ``credentials``.
+            ValueError: a proxy URL does not parse.
+
+        Ports: ProxyConfig.ToHTTPProxyConfig
+        """
+        return (
+            _proxy_url(self.http, credentials, "http"),
+            _proxy_url(self.https, credentials, "https"),
+            ",".join(self.no_proxy or ()),
+        )
+
+    def to_secret_data(self, credentials: Mapping[str, Mapping[str, bytes]]) -> dict[str, bytes]:
+        """The data of a proxy secret: keys ``http_proxy``, ``https_proxy``, ``no_proxy`` (always all three).
+
+        Args:
+            credentials: As for `proxy_urls`.
+
+        Raises:
+            KeyError: a credential secret is missing from ``credentials``.
+            ValueError: a proxy URL does not parse.
+
+        Ports: ProxyConfig.ToSecretData
+        """
+        http, https, no_proxy = self.proxy_urls(credentials)
+        return {
+            constants.PROXY_SECRET_KEY_HTTP: http.encode(),
+            constants.PROXY_SECRET_KEY_HTTPS: https.encode(),
+            constants.PROXY_SECRET_KEY_NO_PROXY: no_proxy.encode(),
+        }
+
+
+_USERINFO_SAFE = "-_.~$&+,;="
+"""Characters Go's url.UserPassword leaves unescaped (besides letters and digits)."""
+
+
+def _proxy_url(server: ProxyServerConfig | None, credentials: Mapping[str, Mapping[str, bytes]], which: str) -> str:
+    if server is None:
+        return ""
+    url = server.url or ""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # validates the port
+    except ValueError as exc:
+        raise ValueError(f"failed to parse proxy {which} url {url!r}: {exc}") from None
+    if not server.credential_secret_ref:
+        return url
+    try:
+        secret = credentials[server.credential_secret_ref]
+    except KeyError:
+        raise KeyError(f"failed to get secret {server.credential_secret_ref} for {which} proxy") from None
+    username = secret.get(constants.PROXY_CREDENTIAL_KEY_USERNAME, b"").decode("utf-8", "replace")
+    password = secret.get(constants.PROXY_CREDENTIAL_KEY_PASSWORD, b"").decode("utf-8", "replace")
+    host = parts.netloc.rpartition("@")[2]
+    userinfo = f"{quote(username, safe=_USERINFO_SAFE)}:{quote(password, safe=_USERINFO_SAFE)}"
+    return urlunsplit((parts.scheme, f"{userinfo}@{host}", parts.path, parts.query, parts.fragment))
 
 
 class TLSCertificateSource(ArcModel):
@@ -163,9 +243,9 @@ class VaultConfig(ArcModel):
     """
 
     type: str | None = None
-    """Kind of vault; only ``azure_key_vault`` is supported."""
+    """Kind of vault; only azure_key_vault is supported."""
     azure_key_vault: AzureKeyVaultConfig | None = None
-    """Settings for ``type: azure_key_vault``."""
+    """Settings for type azure_key_vault."""
     proxy: ProxyConfig | None = None
     """Proxies for the traffic to the vault."""
 

@@ -117,7 +117,7 @@ class EphemeralRunnerStatus(ArcModel):
     job_id: str | None = None
     """Id of the job this runner took; written by the listener."""
     job_repository_name: str | None = None
-    """``owner/repo`` of the job; written by the listener."""
+    """owner/repo of the job; written by the listener."""
     job_workflow_ref: str | None = None
     """Workflow ref of the job; written by the listener."""
     workflow_run_id: Annotated[int | None, Format("int64")] = None

@@ -34,14 +34,15 @@ class EphemeralRunnerSetPhase(StrEnum):
 class EphemeralRunnerSetSpec(ArcModel):
     """EphemeralRunnerSetSpec defines the desired state of EphemeralRunnerSet.
 
+    Upstream always writes ``patchID`` (no omitempty); absent here reads as 0.
+
     Ports: EphemeralRunnerSetSpec
     """
 
     replicas: int | None = None
     """Number of runners wanted; written by the listener."""
     patch_id: int | None = Field(None, alias="patchID")
-    """Id of the listener's patch that set ``replicas``; 0 marks a forced or collapsed state.
-    Go always writes it (no omitempty)."""
+    """Id of the listener's patch that set replicas; 0 marks a forced or collapsed state."""
     ephemeral_runner_spec: EphemeralRunnerSpec = Field(default_factory=EphemeralRunnerSpec)
     """Template of the runners."""
     ephemeral_runner_metadata: ResourceMeta | None = None
@@ -58,7 +59,7 @@ class EphemeralRunnerSetStatus(ArcModel):
     """
 
     phase: str | None = None
-    """Running or Outdated (see EphemeralRunnerSetPhase). Go always writes it (no omitempty)."""
+    """Running, or Outdated once a runner of the applied revision rejected its version."""
     applied_actionable_revision: Annotated[int | None, Format("int64")] = None
     """Last actionableRevision whose cleanup of idle and pending runners finished; only moves forward.
     Unset means 0."""

@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-__all__ = ["QUANTITY_KEYS", "QUANTITY_MAP_KEYS", "parse_quantity", "semantic_equal"]
+__all__ = ["QUANTITY_KEYS", "QUANTITY_MAP_KEYS", "parse_quantity", "semantic_derivative", "semantic_equal"]
 
 QUANTITY_MAP_KEYS: Final = frozenset({"limits", "requests", "overhead"})
 """Keys whose value is a map of resource name to quantity (ResourceList)."""
@@ -46,8 +46,12 @@ _OPAQUE_MAP_KEYS: Final = frozenset(
     {"labels", "annotations", "nodeSelector", "matchLabels", "userAnnotations", "volumeAttributes", "options"}
 )
 """Free-form string maps: their keys are user data, so quantity keys inside them mean nothing."""
+_SPECIAL_KEYS: Final = QUANTITY_MAP_KEYS | QUANTITY_KEYS | _OPAQUE_MAP_KEYS
 
 _PLAIN, _QUANTITY_MAP, _OPAQUE = 0, 1, 2
+_CONTAINERS: Final = (dict, list)
+_JSON_TYPES: Final = frozenset({dict, list, str, int, float, bool, type(None)})
+_MISSING: Final = object()
 
 _QUANTITY_RE: Final = re.compile(r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([numkMGTPE]?)|[eE]([+-]?\d+))$")
 _BINARY: Final = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -140,6 +144,20 @@ def _scalar_equal(a: Any, b: Any, quantity: bool) -> bool:
         return False
 
 
+_MODEL_TYPES: dict[type, bool] = {}
+
+
+def _is_model(tp: type) -> bool:
+    known = _MODEL_TYPES.get(tp)
+    if known is None:
+        known = _MODEL_TYPES[tp] = issubclass(tp, BaseModel)
+    return known
+
+
+def _as_json(value: Any) -> Any:
+    return value.model_dump(by_alias=True, exclude_none=True) if _is_model(type(value)) else value
+
+
 def semantic_equal(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` mean the same object (see the module docstring for the rules).
 
@@ -153,36 +171,63 @@ def semantic_equal(a: Any, b: Any) -> bool:
     Ports: equality.Semantic.DeepEqual
     """
     stack: list[tuple[Any, Any, int]] = [(a, b, _PLAIN)]
+    push, pop = stack.append, stack.pop
     while stack:
-        x, y, ctx = stack.pop()
+        x, y, ctx = pop()
         if x is y:
-            continue
-        x_model, y_model = isinstance(x, BaseModel), isinstance(y, BaseModel)
-        if x_model or y_model:
-            if x is None or y is None:
-                return False  # a pointer to a struct: nil differs from present, even from empty
-            if x_model and y_model and type(x) is type(y):
-                stack.extend((getattr(x, name), getattr(y, name), _PLAIN) for name in type(x).model_fields)
-                stack.append((x.__pydantic_extra__ or None, y.__pydantic_extra__ or None, _PLAIN))
-                continue
-            x = x.model_dump(by_alias=True, exclude_none=True) if x_model else x
-            y = y.model_dump(by_alias=True, exclude_none=True) if y_model else y
-        if _is_empty(x) and _is_empty(y):
             continue
         tx, ty = type(x), type(y)
         if tx is dict and ty is dict:
+            found = 0
             for key, vx in x.items():
-                stack.append((vx, y.get(key), _child_context(ctx, key, vx, y.get(key))))
-            for key, vy in y.items():
-                if key not in x and not _is_empty(vy):
-                    return False
+                vy = y.get(key, _MISSING)
+                if vy is _MISSING:
+                    vy = None
+                else:
+                    found += 1
+                if vx is vy:
+                    continue
+                tvx, tvy = type(vx), type(vy)
+                if (tvx is str or (tvx is int and tvy is int)) and ctx != _QUANTITY_MAP and key not in QUANTITY_KEYS:
+                    if tvy is not tvx or vx != vy:  # exact: "" is not absent, "1" is not 1
+                        return False
+                    continue
+                if ctx == _PLAIN and key not in _SPECIAL_KEYS:
+                    push((vx, vy, _PLAIN))
+                else:
+                    push((vx, vy, _child_context(ctx, key, vx, vy)))
+            if found < len(y):  # keys only y has: equal only when empty
+                for key in y.keys() - x.keys():
+                    if not _is_empty(y[key]):
+                        return False
             continue
         if tx is list and ty is list:
             if len(x) != len(y):
                 return False
-            stack.extend((vx, vy, ctx if ctx == _OPAQUE else _PLAIN) for vx, vy in zip(x, y))
+            child = _OPAQUE if ctx == _OPAQUE else _PLAIN
+            for vx, vy in zip(x, y):
+                if vx is vy:
+                    continue
+                if type(vx) is str and type(vy) is str:
+                    if vx != vy:
+                        return False
+                    continue
+                push((vx, vy, child))
             continue
-        if tx in (dict, list) or ty in (dict, list) or isinstance(x, BaseModel) or isinstance(y, BaseModel):
+        if _is_empty(x) and _is_empty(y):
+            continue
+        x_model = tx not in _JSON_TYPES and _is_model(tx)
+        y_model = ty not in _JSON_TYPES and _is_model(ty)
+        if x_model or y_model:
+            if x is None or y is None:
+                return False  # a pointer to a struct: nil differs from present, even from empty
+            if tx is ty:
+                stack.extend((getattr(x, name), getattr(y, name), _PLAIN) for name in tx.model_fields)
+                push((x.__pydantic_extra__ or None, y.__pydantic_extra__ or None, _PLAIN))
+            else:
+                push((_as_json(x), _as_json(y), ctx))
+            continue
+        if tx in _CONTAINERS or ty in _CONTAINERS:
             return False
         if not _scalar_equal(x, y, ctx == _QUANTITY_MAP):
             return False
@@ -202,3 +247,48 @@ def _child_context(ctx: int, key: Any, vx: Any, vy: Any) -> int:
     if key in _OPAQUE_MAP_KEYS:
         return _OPAQUE
     return _PLAIN
+
+
+def semantic_derivative(desired: Any, current: Any) -> bool:
+    """Whether ``current`` agrees with everything ``desired`` sets; what ``desired`` leaves unset is ignored.
+
+    Used to compare a desired pod spec with the live pod, whose API-server
+    defaults (``dnsPolicy``, ``terminationMessagePath``, ...) must not count as
+    drift. ``desired`` fields that are absent, ``None``, ``""`` or empty
+    collections are ignored; maps compare only ``desired``'s keys; lists must
+    have the same length and compare item by item; quantities compare by value
+    (as in `semantic_equal`); other values are exact. Never raises.
+
+    Args:
+        desired: The JSON (or model) we would write.
+        current: The JSON (or model) the API server holds.
+
+    Returns:
+        True when nothing ``desired`` sets differs in ``current``.
+
+    Ports: equality.Semantic.DeepDerivative
+    Differs: Go ignores only nil slices and maps on the desired side; with JSON we
+    cannot tell an empty list from an absent one, so both are ignored.
+    """
+    stack: list[tuple[Any, Any, int]] = [(_as_json(desired), _as_json(current), _PLAIN)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        d, c, ctx = pop()
+        if d is c or d is None or (type(d) is str and not d) or (type(d) in _CONTAINERS and not d):
+            continue
+        td, tc = type(d), type(c)
+        if td is dict:
+            if tc is not dict:
+                return False
+            for key, vd in d.items():
+                push((_as_json(vd), _as_json(c.get(key)), _child_context(ctx, key, vd, c.get(key))))
+            continue
+        if td is list:
+            if tc is not list or len(d) != len(c):
+                return False
+            child = _OPAQUE if ctx == _OPAQUE else _PLAIN
+            stack.extend((_as_json(vd), _as_json(vc), child) for vd, vc in zip(d, c))
+            continue
+        if not _scalar_equal(d, c, ctx == _QUANTITY_MAP):
+            return False
+    return True

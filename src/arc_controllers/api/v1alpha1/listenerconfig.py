@@ -27,7 +27,7 @@ class ScalerConfig(ArcModel):
     qps: Annotated[int | None, Minimum(1)] = None
     """Requests per second the scaler may send (default 50)."""
     burst: Annotated[int | None, Minimum(1)] = None
-    """Requests the scaler may send at once above ``qps`` (default 100)."""
+    """Requests the scaler may send at once above qps (default 100)."""
     workers: Annotated[int | None, Minimum(1)] = None
     """Concurrent workers handling job events (default 10)."""
 
