@@ -30,8 +30,10 @@ fi
 OUT="$CACHE/k8s-$KVER-etcd-$EVER"
 mkdir -p "$OUT"
 
-apiserver_ok() { "$OUT/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes ${KVER}"; }
-etcd_ok() { "$OUT/etcd" --version 2>/dev/null | grep -q "etcd Version: ${EVER#v}"; }
+# Capture --version first: `binary | grep -q` under pipefail fails at random when grep exits
+# before the binary has written its last line (SIGPIPE, exit 141), which rebuilt etcd.
+apiserver_ok() { local v; v="$("$OUT/kube-apiserver" --version 2>/dev/null)" && grep -qx "Kubernetes ${KVER}" <<<"$v"; }
+etcd_ok() { local v; v="$("$OUT/etcd" --version 2>/dev/null)" && grep -q "etcd Version: ${EVER#v}" <<<"$v"; }
 
 if apiserver_ok && etcd_ok; then
   say "cached: $OUT"; echo "$OUT"; exit 0

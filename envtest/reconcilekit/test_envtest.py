@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import signal
+import socket
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.rest import ApiException
 
 from reconcilekit.envtest import ControlPlaneStartError, Environment
+from reconcilekit.envtest._ports import suggest_port
 
 CRDS = Path(__file__).parent.parent / "testdata" / "crds"
 GROUP, VERSION, PLURAL = "testing.reconcilekit.dev", "v1", "widgets"
@@ -197,3 +202,104 @@ async def test_existing_cluster_mode_starts_nothing_and_never_stops_the_cluster(
             await existing.add_user("nobody")
     info = await client.VersionApi(admin).get_code()
     assert info.git_version.startswith("v1.")
+
+
+@pytest.mark.envtest_only
+async def test_port_clash_is_retried_on_fresh_ports() -> None:
+    """When etcd's port turns out to be taken, the whole start is retried on fresh ports."""
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        taken = blocker.getsockname()[1]
+        handed: list[int] = []
+
+        def suggest() -> int:
+            port = taken if not handed else suggest_port()
+            handed.append(port)
+            return port
+
+        async with Environment(_suggest_port=suggest) as env:
+            assert env.etcd_url != f"http://127.0.0.1:{taken}"
+            assert len(handed) == 6  # two attempts of three ports each
+            assert (env.temp_dir / "etcd.log").exists()
+
+
+_CHILD = """
+import asyncio
+from reconcilekit.envtest import Environment
+
+async def main():
+    async with Environment() as env:
+        print("PIDS", env.etcd_pid, env.apiserver_pid, env.temp_dir, flush=True)
+        await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+async def _child_with_control_plane() -> tuple[asyncio.subprocess.Process, int, int, Path]:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _CHILD, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+    )
+    assert child.stdout is not None
+    async with asyncio.timeout(120):
+        while not (line := (await child.stdout.readline()).decode()).startswith("PIDS"):
+            assert line, "the child exited before its control plane started"
+    _, etcd, apiserver, temp_dir = line.split()
+    return child, int(etcd), int(apiserver), Path(temp_dir)
+
+
+async def _gone(*pids: int) -> bool:
+    """Whether all ``pids`` are gone within 60 s."""
+    for _ in range(600):
+        if not any(_alive(p) for p in pids):
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+@pytest.mark.envtest_only
+async def test_ctrl_c_stops_the_control_plane() -> None:
+    """SIGINT to a process inside `async with Environment()` stops etcd and kube-apiserver and removes the folder."""
+    child, etcd, apiserver, temp_dir = await _child_with_control_plane()
+    child.send_signal(signal.SIGINT)
+    async with asyncio.timeout(60):
+        await child.wait()
+    assert await _gone(etcd, apiserver)
+    assert not temp_dir.exists()
+
+
+@pytest.mark.envtest_only
+async def test_killed_runner_leaves_no_control_plane_behind() -> None:
+    """SIGKILL to the Python process (no atexit, no finally) still takes etcd and kube-apiserver down."""
+    child, etcd, apiserver, temp_dir = await _child_with_control_plane()
+    child.kill()
+    await child.wait()
+    try:
+        assert await _gone(etcd, apiserver)
+    finally:
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.mark.envtest_only
+async def test_cancelled_start_leaves_no_process() -> None:
+    """Cancelling start() while kube-apiserver is coming up stops etcd and kube-apiserver and removes the folder."""
+    env = Environment()
+    starting = asyncio.create_task(env.start(), name="envtest-start-under-test")
+    try:
+        for _ in range(600):
+            if env.apiserver_pid is not None:
+                break
+            await asyncio.sleep(0.05)
+        etcd, apiserver, temp_dir = env.etcd_pid, env.apiserver_pid, env.temp_dir
+    finally:
+        starting.cancel()
+        try:
+            with pytest.raises(asyncio.CancelledError):
+                await starting
+        finally:
+            await env.stop()  # a no-op unless start() won the race
+    assert etcd is not None
+    assert apiserver is not None
+    assert await _gone(etcd, apiserver)
+    assert not temp_dir.exists()

@@ -1,25 +1,35 @@
 """Where the API server is and how to authenticate: a REST config from a kubeconfig or the pod.
 
 Precedence, as controller-runtime's ``GetConfig``: an explicit kubeconfig path, ``$KUBECONFIG``,
-the in-cluster service account, ``~/.kube/config``. Parsing is kubernetes_asyncio's (contexts,
-exec and OIDC plugins, token refresh); only this module and ``reconcilekit.client._rest`` may
-import kubernetes_asyncio, and this module does so only inside `load_rest_config`, since the
-package loads every generated model (+63 MiB).
+the in-cluster service account, ``~/.kube/config``.
 
-Ports: sigs.k8s.io/controller-runtime/pkg/client/config (config.go), client-go rest.Config
+Two loaders. Kubeconfigs with static credentials (client certificates, a token or token file,
+basic auth) and the in-cluster service account are read here directly. Credential plugins
+(``exec`` and ``auth-provider``: OIDC, cloud logins) go through kubernetes_asyncio's loader, whose
+token refresh the client then calls. Only this module may import kubernetes_asyncio, and only
+for that second case: the package loads every generated model (about +63 MiB of RSS), which a
+controller on a service account never needs.
+
+Ports: sigs.k8s.io/controller-runtime/pkg/client/config (config.go), client-go rest.Config and
+clientcmd's loading rules (the parts a controller meets)
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 __all__ = ["ConfigError", "RestConfig", "load_rest_config"]
 
-_SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+_SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+_TOKEN_REREAD_SECONDS = 60.0  # projected service-account tokens rotate; client-go re-reads each minute
 
 
 class ConfigError(Exception):
@@ -27,6 +37,25 @@ class ConfigError(Exception):
 
     Python only: the one error a process start-up reports for bad cluster configuration.
     """
+
+
+class _TokenFile:
+    """A bearer token read from a file, re-read once a minute (rotated service-account tokens)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._token = ""
+        self._read_at = -_TOKEN_REREAD_SECONDS
+
+    def __repr__(self) -> str:
+        return f"_TokenFile({self.path!r})"
+
+    async def token(self) -> str:
+        now = time.monotonic()
+        if now - self._read_at >= _TOKEN_REREAD_SECONDS:
+            text = await asyncio.to_thread(Path(self.path).read_text)
+            self._token, self._read_at = text.strip(), now
+        return self._token
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,11 +71,20 @@ class RestConfig:
     ca_file: str | None = None
     """Path to the PEM bundle that signs the server's certificate; ``None`` uses the system's."""
 
+    ca_data: str | None = None
+    """The same bundle as PEM text (wins over `ca_file`)."""
+
     cert_file: str | None = None
     """Path to the client certificate (PEM), for certificate authentication."""
 
     key_file: str | None = None
     """Path to the client certificate's key (PEM)."""
+
+    cert_data: bytes | None = field(default=None, repr=False)
+    """The client certificate as PEM bytes (wins over `cert_file`)."""
+
+    key_data: bytes | None = field(default=None, repr=False)
+    """The client certificate's key as PEM bytes (wins over `key_file`)."""
 
     verify_ssl: bool = True
     """Check the server's certificate; ``False`` only for throwaway test clusters."""
@@ -54,47 +92,212 @@ class RestConfig:
     tls_server_name: str | None = None
     """Server name to verify the certificate against, when it differs from the host."""
 
+    proxy: str | None = None
+    """URL of an HTTP proxy to reach the server through (kubeconfig ``proxy-url``).
+
+    Differs: client-go also honours ``HTTPS_PROXY``/``NO_PROXY`` from the environment; set this instead.
+    """
+
     bearer_token: str | None = field(default=None, repr=False)
     """A static bearer token (without the ``Bearer`` prefix)."""
+
+    token_file: str | None = None
+    """A file holding the bearer token, re-read every minute (wins over `bearer_token`)."""
+
+    basic_auth: tuple[str, str] | None = field(default=None, repr=False)
+    """User name and password for HTTP basic authentication."""
 
     user_agent: str = "reconcilekit"
     """The User-Agent header of every request."""
 
     qps: float = -1.0
-    """Requests per second a client may send; negative means no client-side limit (as CR's GetConfig)."""
+    """Requests per second a client may send per resource (one token bucket each, as CR's
+    per-GVK REST clients); zero or negative means no client-side limit (CR's GetConfig default)."""
 
     burst: int = 0
-    """Requests a client may send at once above ``qps``."""
+    """Requests a client may send at once per resource before ``qps`` applies (at least 1)."""
 
     source: Any = field(default=None, repr=False, compare=False)
-    """kubernetes_asyncio's Configuration this config came from, whose hook refreshes tokens."""
+    """kubernetes_asyncio's Configuration this config came from (plugins only), whose hook refreshes tokens."""
+
+    _token_file: _TokenFile | None = field(default=None, repr=False, compare=False, init=False)
+
+    def __post_init__(self) -> None:
+        if not self.host.startswith(("https://", "http://")):
+            raise ConfigError(f"the server URL must start with https:// or http://, not {self.host!r}")
+        if self.token_file:
+            object.__setattr__(self, "_token_file", _TokenFile(self.token_file))
 
     async def authorization(self) -> str | None:
         """The ``Authorization`` header value now (refreshing an expiring token), or ``None``.
 
-        Python only: the seam where kubernetes_asyncio's token refresh meets our HTTP session.
+        Python only: the seam where token refresh meets our HTTP session.
         """
         if self.source is not None:
             value = await self.source.get_api_key_with_prefix("BearerToken")
             if value:
                 return str(value)
+        if self._token_file is not None:
+            return f"Bearer {await self._token_file.token()}"
         if self.bearer_token:
             return f"Bearer {self.bearer_token}"
+        if self.basic_auth is not None:
+            pair = f"{self.basic_auth[0]}:{self.basic_auth[1]}".encode()
+            return f"Basic {base64.b64encode(pair).decode()}"
         return None
 
 
-def _pick_source(kubeconfig: str | os.PathLike[str] | None) -> str | None:
-    """The kubeconfig path to load, or ``None`` for the in-cluster service account."""
+# -- choosing and reading a source ----------------------------------------------------------
+
+
+def _pick_source(kubeconfig: str | os.PathLike[str] | None) -> list[Path] | None:
+    """The kubeconfig files to merge, or ``None`` for the in-cluster service account."""
     if kubeconfig is not None:
-        return os.fspath(kubeconfig)
+        return [Path(kubeconfig)]
     if env := os.environ.get("KUBECONFIG"):
-        return env
-    if os.environ.get("KUBERNETES_SERVICE_HOST") and _SERVICE_ACCOUNT_TOKEN.exists():
+        return [Path(p) for p in env.split(os.pathsep) if p]
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and (_SERVICE_ACCOUNT / "token").exists():
         return None
     home = Path.home() / ".kube" / "config"
     if home.exists():
-        return str(home)
+        return [home]
     raise ConfigError("no kubeconfig: pass a path, set KUBECONFIG, run in a cluster or create ~/.kube/config")
+
+
+def _in_cluster(service_account: Path = _SERVICE_ACCOUNT) -> RestConfig:
+    """Ports: rest.InClusterConfig"""
+    host, port = os.environ.get("KUBERNETES_SERVICE_HOST", ""), os.environ.get("KUBERNETES_SERVICE_PORT", "")
+    if not host or not port:
+        raise ConfigError("in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set")
+    if ":" in host:
+        host = f"[{host}]"
+    ca = service_account / "ca.crt"
+    return RestConfig(
+        host=f"https://{host}:{port}",
+        ca_file=str(ca) if ca.exists() else None,
+        token_file=str(service_account / "token"),
+    )
+
+
+def _read_merged(paths: list[Path]) -> tuple[dict[str, Any], dict[str, Path]]:
+    """Merge kubeconfig files: the first file that names a cluster, user or context wins it.
+
+    Returns the merged document and, per cluster and user name, the folder relative paths resolve against.
+    """
+    merged: dict[str, Any] = {"clusters": {}, "users": {}, "contexts": {}, "current-context": ""}
+    origin: dict[str, Path] = {}
+    found = False
+    for path in paths:
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            continue  # clientcmd skips missing files of a KUBECONFIG list
+        except OSError as err:
+            raise ConfigError(f"cannot read the kubeconfig {path}: {err.strerror}") from err
+        found = True
+        try:
+            doc = yaml.safe_load(text) or {}
+        except yaml.YAMLError as err:
+            raise ConfigError(f"the kubeconfig {path} is not YAML: {err}") from err
+        if not isinstance(doc, dict):
+            raise ConfigError(f"the kubeconfig {path} is not a mapping")
+        for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
+            for entry in doc.get(section) or []:
+                if isinstance(entry, dict) and entry.get("name") and entry["name"] not in merged[section]:
+                    merged[section][entry["name"]] = entry.get(inner) or {}
+                    origin[f"{section}/{entry['name']}"] = path.parent
+        merged["current-context"] = merged["current-context"] or doc.get("current-context") or ""
+    if not found:
+        raise ConfigError(f"no kubeconfig file found at {', '.join(map(str, paths))}")
+    return merged, origin
+
+
+def _b64(value: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(value, validate=True)
+    except ValueError as err:
+        raise ConfigError(f"the kubeconfig's {what} is not base64") from err
+
+
+def _from_kubeconfig(paths: list[Path], context: str | None) -> RestConfig | None:
+    """A config from static credentials, or ``None`` when the user needs a plugin (exec, auth-provider).
+
+    Ports: clientcmd.DirectClientConfig.ClientConfig (static credentials only)
+    """
+    doc, origin = _read_merged(paths)
+    name = context or doc["current-context"]
+    if not name:
+        raise ConfigError("the kubeconfig has no current-context and none was given")
+    ctx = doc["contexts"].get(name)
+    if ctx is None:
+        raise ConfigError(f"the kubeconfig has no context {name!r}")
+    cluster_name, user_name = ctx.get("cluster", ""), ctx.get("user", "")
+    cluster = doc["clusters"].get(cluster_name)
+    if cluster is None:
+        raise ConfigError(f"the kubeconfig's context {name!r} names an unknown cluster {cluster_name!r}")
+    user = doc["users"].get(user_name, {}) if user_name else {}
+    if "exec" in user or "auth-provider" in user:
+        return None
+    cluster_dir = origin.get(f"clusters/{cluster_name}", Path.cwd())
+    user_dir = origin.get(f"users/{user_name}", Path.cwd())
+
+    def rel(base: Path, value: str | None) -> str | None:
+        return str(base / value) if value else None
+
+    server = cluster.get("server")
+    if not server:
+        raise ConfigError(f"the kubeconfig's cluster {cluster_name!r} has no server")
+    basic = (user["username"], user.get("password", "")) if user.get("username") else None
+    return RestConfig(
+        host=str(server).rstrip("/"),
+        ca_file=rel(cluster_dir, cluster.get("certificate-authority")),
+        ca_data=_b64(cluster["certificate-authority-data"], "certificate-authority-data").decode()
+        if cluster.get("certificate-authority-data")
+        else None,
+        verify_ssl=not cluster.get("insecure-skip-tls-verify", False),
+        tls_server_name=cluster.get("tls-server-name") or None,
+        proxy=cluster.get("proxy-url") or None,
+        cert_file=rel(user_dir, user.get("client-certificate")),
+        key_file=rel(user_dir, user.get("client-key")),
+        cert_data=_b64(user["client-certificate-data"], "client-certificate-data")
+        if user.get("client-certificate-data")
+        else None,
+        key_data=_b64(user["client-key-data"], "client-key-data") if user.get("client-key-data") else None,
+        bearer_token=user.get("token") or None,
+        token_file=rel(user_dir, user.get("tokenFile")),
+        basic_auth=basic,
+    )
+
+
+async def _with_kubernetes_asyncio(paths: list[Path] | None, context: str | None) -> RestConfig:
+    """Load through kubernetes_asyncio (exec and auth-provider credential plugins)."""
+    # Imported here, not at the top: the package loads every generated model (+63 MiB).
+    from kubernetes_asyncio.client import Configuration
+    from kubernetes_asyncio.config import ConfigException, load_incluster_config, load_kube_config
+
+    conf = Configuration()
+    try:
+        if paths is None:
+            load_incluster_config(client_configuration=conf)  # type: ignore[no-untyped-call]
+        else:
+            config_file = os.pathsep.join(map(str, paths))
+            await load_kube_config(
+                config_file=config_file, context=context, client_configuration=conf, persist_config=False
+            )
+    except ConfigException as err:
+        raise ConfigError(f"cannot load the cluster config: {err}") from err
+    except OSError as err:
+        raise ConfigError(f"cannot read the kubeconfig: {err.strerror}") from err
+    return RestConfig(
+        host=str(conf.host).rstrip("/"),
+        ca_file=conf.ssl_ca_cert or None,
+        cert_file=conf.cert_file or None,
+        key_file=conf.key_file or None,
+        verify_ssl=bool(conf.verify_ssl),
+        tls_server_name=conf.tls_server_name or None,
+        proxy=conf.proxy or None,
+        source=conf,
+    )
 
 
 async def load_rest_config(
@@ -111,27 +314,10 @@ async def load_rest_config(
 
     Ports: config.GetConfigWithContext, config.loadConfig
     """
-    # Imported here, not at the top: the package loads every generated model (+63 MiB).
-    from kubernetes_asyncio.client import Configuration
-    from kubernetes_asyncio.config import ConfigException, load_incluster_config, load_kube_config
-
-    path = await asyncio.to_thread(_pick_source, kubeconfig)
-    conf = Configuration()
-    try:
-        if path is None:
-            load_incluster_config(client_configuration=conf)  # type: ignore[no-untyped-call]
-        else:
-            await load_kube_config(config_file=path, context=context, client_configuration=conf, persist_config=False)
-    except ConfigException as err:
-        raise ConfigError(f"cannot load the cluster config: {err}") from err
-    except OSError as err:
-        raise ConfigError(f"cannot read the kubeconfig {path}: {err.strerror}") from err
-    return RestConfig(
-        host=str(conf.host).rstrip("/"),
-        ca_file=conf.ssl_ca_cert or None,
-        cert_file=conf.cert_file or None,
-        key_file=conf.key_file or None,
-        verify_ssl=bool(conf.verify_ssl),
-        tls_server_name=conf.tls_server_name or None,
-        source=conf,
-    )
+    paths = await asyncio.to_thread(_pick_source, kubeconfig)
+    if paths is None:
+        return _in_cluster()
+    static = await asyncio.to_thread(_from_kubeconfig, paths, context)
+    if static is not None:
+        return static
+    return await _with_kubernetes_asyncio(paths, context)

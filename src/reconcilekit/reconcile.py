@@ -48,9 +48,12 @@ class Result:
     requeue_after: float = 0.0
     """Seconds after which to reconcile again; > 0 wins over ``requeue`` and resets the backoff."""
 
+    priority: int | None = None
+    """Priority of the requeue (priority queue only); ``None`` keeps the priority the request had."""
+
     def is_zero(self) -> bool:
-        """True when neither field is set. Ports: reconcile.Result.IsZero"""
-        return not self.requeue and self.requeue_after <= 0
+        """True when no field is set. Ports: reconcile.Result.IsZero"""
+        return not self.requeue and self.requeue_after <= 0 and self.priority is None
 
 
 class Reconciler(Protocol):

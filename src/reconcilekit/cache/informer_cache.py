@@ -37,6 +37,7 @@ from reconcilekit.errors import ReconcileKitError
 __all__ = [
     "CacheNotStartedError",
     "InformerCache",
+    "ReflectorStats",
     "ResourceNotCachedError",
     "UnknownNamespaceError",
     "new_cache",
@@ -76,6 +77,18 @@ class _Entry:
     reflectors: dict[str, Reflector]
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     field_indexes: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class ReflectorStats:
+    """Counters of one reflector. Python only."""
+
+    lists: int
+    """Complete LISTs (one per relist, however many pages)."""
+    watches: int
+    """Watches opened."""
+    expired: int
+    """Watches that ended with 410 Gone/Expired."""
 
 
 class _KindInformer:
@@ -342,12 +355,12 @@ class InformerCache:
             entry.tasks.append(asyncio.create_task(reflector.run(), name=f"{name}-reflector"))
             entry.tasks.append(asyncio.create_task(informer.run_resync(), name=f"{name}-resync"))
 
-    def informer_stats(self, gvk: GroupVersionKind) -> dict[str, tuple[int, int]]:
-        """Per namespace: (LISTs made, watches opened) of ``gvk``'s reflectors. Python only: tests."""
+    def informer_stats(self, gvk: GroupVersionKind) -> dict[str, ReflectorStats]:
+        """Per namespace ("" for all): what ``gvk``'s reflectors did. Python only: tests and debugging."""
         entry = self._entries.get(gvk)
         if entry is None:
             return {}
-        return {ns: (r.lists, r.watches) for ns, r in entry.reflectors.items()}
+        return {ns: ReflectorStats(r.lists, r.watches, r.expired) for ns, r in entry.reflectors.items()}
 
 
 def _fields_text(fields: Mapping[str, str] | str) -> str:

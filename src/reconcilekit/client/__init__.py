@@ -1,5 +1,15 @@
 """Reading and writing Kubernetes objects: the client roles, patches and the REST client.
 
+Objects are plain dicts; a write refreshes the dict it was given::
+
+    config = await load_rest_config()                      # reconcilekit.config
+    async with new_client(config, field_owner="my-controller") as client:
+        runner = await client.get(EPHEMERAL_RUNNER, ObjectKey("arc-runners", "r-1"))
+        patch = merge_from_with_optimistic_lock(runner)    # snapshot + the read's resourceVersion
+        runner["status"]["phase"] = "Running"
+        await client.status().patch(runner, patch)         # 409 if someone wrote since the read
+        client.counts.by_verb()                            # {"discovery": 1, "get": 1, "patch": 1}
+
 Ports: sigs.k8s.io/controller-runtime/pkg/client
 """
 

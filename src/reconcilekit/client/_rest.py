@@ -10,7 +10,11 @@ Python only: the counterpart of client-go's rest.RESTClient and its request.go
 
 from __future__ import annotations
 
+import asyncio
+import os
 import ssl
+import tempfile
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,20 +25,48 @@ import structlog
 
 from reconcilekit.client.metrics import REQUESTS_TOTAL, RequestCounts
 from reconcilekit.config import RestConfig
-from reconcilekit.errors import TransportError, from_status
+from reconcilekit.errors import APIStatusError, TransportError, from_status
 
-__all__ = ["RestTransport"]
+__all__ = ["RestTransport", "TokenBucket"]
 
 log = structlog.get_logger(__name__)
 
 _READ_BUFSIZE = 2**21  # etcd's default request limit is 1.5 MiB: one watch line can be that long.
+MAX_RETRIES = 10
+"""Times a request is repeated when the server answers 429 or 5xx with a Retry-After header (client-go's)."""
+
+
+class _ServerAskedToWait(Exception):
+    def __init__(self, seconds: float, error: APIStatusError) -> None:
+        super().__init__(str(error))
+        self.seconds = seconds
+        self.error = error
+
+
+def _load_cert_from_memory(ctx: ssl.SSLContext, cert: bytes, key: bytes | None) -> None:
+    # The ssl module loads client certificates from files only: write them to a private
+    # temporary folder, load, and remove them at once.
+    with tempfile.TemporaryDirectory(prefix="reconcilekit-") as folder:
+        cert_path = os.path.join(folder, "client.crt")
+        key_path = os.path.join(folder, "client.key") if key else None
+        for path, data in ((cert_path, cert), (key_path, key)):
+            if path is not None and data is not None:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+        ctx.load_cert_chain(cert_path, keyfile=key_path)
 
 
 def _ssl_context(config: RestConfig) -> ssl.SSLContext | bool:
     if not config.host.startswith("https://"):
         return False
-    ctx = ssl.create_default_context(cafile=config.ca_file)
-    if config.cert_file:
+    if config.ca_data:
+        ctx = ssl.create_default_context(cadata=config.ca_data)
+    else:
+        ctx = ssl.create_default_context(cafile=config.ca_file)
+    if config.cert_data:
+        _load_cert_from_memory(ctx, config.cert_data, config.key_data)
+    elif config.cert_file:
         ctx.load_cert_chain(config.cert_file, keyfile=config.key_file)
     if not config.verify_ssl:
         ctx.check_hostname = False
@@ -48,6 +80,30 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return float(raw) if raw is not None else None
     except ValueError:
         return None
+
+
+class TokenBucket:
+    """Allows ``qps`` requests per second on average and ``burst`` at once; waiters queue fairly.
+
+    Ports: flowcontrol.NewTokenBucketRateLimiter (client-go)
+    """
+
+    def __init__(self, qps: float, burst: int) -> None:
+        if qps <= 0:
+            raise ValueError("qps must be positive")
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+
+    async def wait(self) -> None:
+        """Take one token, sleeping (cancellably) until it is due."""
+        now = time.monotonic()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+        self._last = now
+        self._tokens -= 1.0  # reserve first: concurrent waiters get successive slots
+        if self._tokens < 0:
+            await asyncio.sleep(-self._tokens / self.qps)
 
 
 class RestTransport:
@@ -66,6 +122,18 @@ class RestTransport:
         self._host = urlsplit(config.host).netloc
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
+        self._buckets: dict[str, TokenBucket] = {}
+        self._warned: set[str] = set()
+
+    async def _throttle(self, resource: str) -> None:
+        # One bucket per resource, as controller-runtime builds one REST client (and limiter) per GVK.
+        if self.config.qps <= 0:
+            return
+        key = resource.partition("/")[0]
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(self.config.qps, self.config.burst)
+        await bucket.wait()
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._closed:
@@ -112,11 +180,14 @@ class RestTransport:
         limits: aiohttp.ClientTimeout,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         session = self._get_session()
+        await self._throttle(resource)
         headers = await self._headers(content_type)
         url = self.config.host + path
         kwargs: dict[str, Any] = {}
         if self.config.tls_server_name:
             kwargs["server_hostname"] = self.config.tls_server_name
+        if self.config.proxy:
+            kwargs["proxy"] = self.config.proxy
         try:
             async with session.request(
                 method, url, params=list(query), data=body, headers=headers, timeout=limits, **kwargs
@@ -124,9 +195,15 @@ class RestTransport:
                 self._count(method, verb, resource, resp.status)
                 if resp.status >= 300:
                     raw = await resp.read()
-                    raise from_status(resp.status, raw, retry_after=_retry_after(resp.headers))
+                    wait = _retry_after(resp.headers)
+                    error = from_status(resp.status, raw, retry_after=wait)
+                    if wait is not None and (resp.status == 429 or resp.status >= 500):
+                        raise _ServerAskedToWait(wait, error)
+                    raise error
                 for warning in resp.headers.getall("Warning", []):
-                    log.warning("api server warning", warning=warning, verb=verb, resource=resource)
+                    if warning not in self._warned:  # each distinct warning once, as CR's deduplicating handler
+                        self._warned.add(warning)
+                        log.warning("api server warning", warning=warning, verb=verb, resource=resource)
                 yield resp
         except (aiohttp.ClientError, TimeoutError) as err:
             if not isinstance(err, aiohttp.ClientResponseError):
@@ -158,18 +235,36 @@ class RestTransport:
             content_type: the body's Content-Type (always explicit for writes).
             seconds: time for the whole request; ``None`` means the client's timeout.
 
+        A 429 or 5xx answer with a ``Retry-After`` header is retried after that many seconds, up to
+        `MAX_RETRIES` times, as client-go does; each attempt is counted.
+
         Raises:
             APIStatusError: the server answered with a status of 300 or more.
             TransportError: no answer (connection failed, or the timeout passed).
         """
         limits = aiohttp.ClientTimeout(total=seconds if seconds is not None else self.timeout)
-        async with self._open(
-            method, path, verb=verb, resource=resource, query=query, body=body, content_type=content_type, limits=limits
-        ) as resp:
+        for attempt in range(MAX_RETRIES + 1):
             try:
-                return await resp.read()
-            except (aiohttp.ClientError, TimeoutError) as err:
-                raise TransportError(f"{method} {path}: reading the answer failed: {err!r}") from err
+                async with self._open(
+                    method,
+                    path,
+                    verb=verb,
+                    resource=resource,
+                    query=query,
+                    body=body,
+                    content_type=content_type,
+                    limits=limits,
+                ) as resp:
+                    try:
+                        return await resp.read()
+                    except (aiohttp.ClientError, TimeoutError) as err:
+                        raise TransportError(f"{method} {path}: reading the answer failed: {err!r}") from err
+            except _ServerAskedToWait as wait:
+                if attempt == MAX_RETRIES:
+                    raise wait.error from None
+                log.debug("server asked to wait", seconds=wait.seconds, code=wait.error.code, verb=verb)
+                await asyncio.sleep(max(0.0, wait.seconds))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def stream_lines(
         self,
@@ -192,12 +287,16 @@ class RestTransport:
             TransportError: the connection failed or broke.
         """
         limits = aiohttp.ClientTimeout(total=seconds, sock_connect=self.timeout, connect=self.timeout)
-        async with self._open(
-            "GET", path, verb=verb, resource=resource, query=query, body=None, content_type=None, limits=limits
-        ) as resp:
-            try:
-                async for line in resp.content:
-                    if line.strip():
-                        yield line
-            except (aiohttp.ClientError, TimeoutError) as err:
-                raise TransportError(f"watch {path} broke: {err!r}") from err
+        try:
+            async with self._open(
+                "GET", path, verb=verb, resource=resource, query=query, body=None, content_type=None, limits=limits
+            ) as resp:
+                try:
+                    async for line in resp.content:
+                        if line.strip():
+                            yield line
+                except (aiohttp.ClientError, TimeoutError) as err:
+                    raise TransportError(f"watch {path} broke: {err!r}") from err
+        except _ServerAskedToWait as wait:  # the caller's backoff decides when to watch again
+            raise wait.error from None
+

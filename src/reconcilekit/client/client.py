@@ -28,6 +28,7 @@ from reconcilekit.client.interfaces import (
     ObjectList,
     Patch,
     WatchEvent,
+    WithWatch,
     object_key_from_object,
 )
 from reconcilekit.client.metrics import RequestCounts, RequestKey, register_metrics
@@ -81,10 +82,12 @@ class RestClient:
         *,
         field_owner: str | None = None,
         dry_run: bool = False,
+        owns_transport: bool = True,
     ) -> None:
         _check_field_owner(field_owner)
         self._transport = transport
         self._mapper = mapper
+        self._owns_transport = owns_transport
         self.field_owner = field_owner
         """The field manager of every write that names none itself."""
         self.dry_run = dry_run
@@ -93,8 +96,27 @@ class RestClient:
     # -- life cycle -------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Close the HTTP session. Python only: Go's clients need no closing."""
-        await self._transport.close()
+        """Close the HTTP session (a client from `with_options` leaves it to its parent).
+
+        Python only: Go's clients need no closing.
+        """
+        if self._owns_transport:
+            await self._transport.close()
+
+    def with_options(self, *, field_owner: str | None = None, dry_run: bool | None = None) -> RestClient:
+        """A client sharing this one's session, mapper and request counts, with other write defaults.
+
+        ``None`` keeps this client's value. The parent still owns (and closes) the session.
+
+        Ports: client.WithFieldOwner, client.NewDryRunClient
+        """
+        return RestClient(
+            self._transport,
+            self._mapper,
+            field_owner=field_owner if field_owner is not None else self.field_owner,
+            dry_run=dry_run if dry_run is not None else self.dry_run,
+            owns_transport=False,
+        )
 
     async def __aenter__(self) -> Self:
         return self
@@ -466,7 +488,7 @@ class RestClient:
         propagation_policy: PropagationPolicy | None = None,
         preconditions: Mapping[str, str] | None = None,
     ) -> None:
-        """DELETE ``obj`` by its key, with a DeleteOptions body; the answer is not decoded.
+        """DELETE ``obj`` by its key, with a DeleteOptions body (dry run included); the answer is not decoded.
 
         Args:
             preconditions: ``{"uid": ..., "resourceVersion": ...}``, either or both.
@@ -478,13 +500,13 @@ class RestClient:
         Ports: client.Writer.Delete
         """
         _, path, resource = await self._object_path(obj)
+        dry = dry_run if dry_run is not None else self.dry_run
         await self._transport.request(
             "DELETE",
             path,
             verb="delete",
             resource=resource,
-            query=self._write_query(dry_run, None),
-            body=_delete_options(grace_period_seconds, propagation_policy, preconditions),
+            body=_delete_options(grace_period_seconds, propagation_policy, preconditions, dry_run=dry),
             content_type="application/json",
         )
 
@@ -505,7 +527,8 @@ class RestClient:
         Ports: client.Writer.DeleteAllOf
         """
         mapping = await self._mapper.rest_mapping(gvk)
-        query = self._write_query(dry_run, None)
+        dry = dry_run if dry_run is not None else self.dry_run
+        query: list[tuple[str, str]] = []
         if (text := selector_text(labels)) is not None:
             query.append(("labelSelector", text))
         if (text := selector_text(fields)) is not None:
@@ -516,7 +539,7 @@ class RestClient:
             verb="deletecollection",
             resource=mapping.resource.resource,
             query=query,
-            body=_delete_options(grace_period_seconds, propagation_policy, None),
+            body=_delete_options(grace_period_seconds, propagation_policy, None, dry_run=dry),
             content_type="application/json",
         )
 
@@ -537,8 +560,14 @@ def _delete_options(
     grace_period_seconds: int | None,
     propagation_policy: PropagationPolicy | None,
     preconditions: Mapping[str, str] | None,
+    *,
+    dry_run: bool,
 ) -> bytes:
+    # The server reads DeleteOptions from the body when there is one and then ignores the
+    # query string, so dryRun goes into the body too.
     body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if dry_run:
+        body["dryRun"] = ["All"]
     if grace_period_seconds is not None:
         if grace_period_seconds < 0:
             raise ValueError("grace_period_seconds must not be negative")
@@ -647,3 +676,8 @@ def new_client(
         return await transport.request("GET", path, verb="discovery", resource="")
 
     return RestClient(transport, mapper or RESTMapper(fetch), field_owner=field_owner, dry_run=dry_run)
+
+
+def _conforms(c: RestClient) -> WithWatch:  # pragma: no cover - checked by mypy, never called
+    """Python only: mypy proves RestClient satisfies WithWatch (CR's ``var _ WithWatch = &client{}``)."""
+    return c

@@ -12,6 +12,9 @@ any other exception         ``add_rate_limited`` (result ignored) ``error``
 otherwise                   ``forget``                            ``success``
 ==========================  ====================================  ==================
 
+With the priority queue, requeues keep the priority the request was handed out
+with, unless the `Result` sets ``priority``.
+
 Ports: sigs.k8s.io/controller-runtime/pkg/internal/controller/controller.go
 """
 
@@ -31,7 +34,8 @@ from reconcilekit.reconcile import Reconciler, Request, Result
 from reconcilekit.source.source import Source, SyncingSource
 from reconcilekit.workqueue.clock import Clock, RealClock
 from reconcilekit.workqueue.interfaces import RateLimiter, RateLimitingInterface
-from reconcilekit.workqueue.rate_limiter import default_controller_rate_limiter
+from reconcilekit.workqueue.priority import PriorityQueue, add_with_priority
+from reconcilekit.workqueue.rate_limiter import default_controller_rate_limiter, default_item_based_rate_limiter
 from reconcilekit.workqueue.rate_limiting import RateLimitingQueue
 
 _log = structlog.get_logger("reconcilekit.controller")
@@ -85,6 +89,7 @@ class Controller:
         self._started = False
         self._queue: RateLimitingInterface[Request] | None = None
         self._tasks: asyncio.TaskGroup | None = None
+        self._metrics = metrics.ControllerMetrics(name, options.max_concurrent_reconciles)
 
     @property
     def name(self) -> str:
@@ -117,6 +122,7 @@ class Controller:
                 ``controller_runtime_reconcile_timeouts_total``).
             RuntimeError: ``panic: ... [recovered]``, for a non-`Exception`
                 `BaseException` when ``recover_panic`` is set.
+            TypeError: the reconciler returned something other than a `Result`.
             Exception: whatever the reconciler raised.
 
         Differs: Go's panics have no Python twin; a "panic" here is a
@@ -128,21 +134,25 @@ class Controller:
         try:
             timeout = self._options.reconciliation_timeout
             if timeout is None:
-                return await self._reconciler.reconcile(request)
-            deadline = asyncio.timeout(timeout)
-            try:
-                async with deadline:
-                    return await self._reconciler.reconcile(request)
-            except TimeoutError:
-                if deadline.expired():
-                    metrics.RECONCILE_TIMEOUTS.labels(self._name).inc()
-                raise
+                result = await self._reconciler.reconcile(request)
+            else:
+                deadline = asyncio.timeout(timeout)
+                try:
+                    async with deadline:
+                        result = await self._reconciler.reconcile(request)
+                except TimeoutError:
+                    if deadline.expired():
+                        self._metrics.timeouts.inc()
+                    raise
+            if not isinstance(result, Result):
+                raise TypeError(f"reconciler returned {type(result).__name__}, not a Result")
+            return result
         except _NOT_PANICS:
             raise
         except Exception:
             raise
         except BaseException as panic:
-            metrics.RECONCILE_PANICS.labels(self._name).inc()
+            self._metrics.panics.inc()
             if self._options.recover_panic:
                 raise RuntimeError(f"panic: {panic!r} [recovered]") from panic
             _log.error("observed a panic", exc_info=panic)
@@ -168,13 +178,7 @@ class Controller:
         self._started = True
         queue = self._new_queue()
         self._queue = queue
-        for result in metrics.RESULTS:
-            metrics.RECONCILE_TOTAL.labels(self._name, result).inc(0)
-        metrics.RECONCILE_ERRORS.labels(self._name).inc(0)
-        metrics.TERMINAL_RECONCILE_ERRORS.labels(self._name).inc(0)
-        metrics.RECONCILE_PANICS.labels(self._name).inc(0)
-        metrics.WORKER_COUNT.labels(self._name).set(self._options.max_concurrent_reconciles)
-        metrics.ACTIVE_WORKERS.labels(self._name).set(0)
+        self._metrics.active_workers.set(0)
         try:
             async with asyncio.TaskGroup() as tasks:
                 self._tasks = tasks
@@ -199,12 +203,19 @@ class Controller:
 
     def _new_queue(self) -> RateLimitingInterface[Request]:
         """Ports: the queue construction at the top of Controller.Start"""
-        limiter: RateLimiter[Request] = self._options.rate_limiter or default_controller_rate_limiter(
-            clock=self._options.clock
-        )
-        if self._options.new_queue is not None:
-            return self._options.new_queue(self._name, limiter)
-        return RateLimitingQueue(limiter, name=self._name, clock=self._options.clock)
+        options = self._options
+        limiter: RateLimiter[Request]
+        if options.rate_limiter is not None:
+            limiter = options.rate_limiter
+        elif options.use_priority_queue:
+            limiter = default_item_based_rate_limiter()
+        else:
+            limiter = default_controller_rate_limiter(clock=options.clock)
+        if options.new_queue is not None:
+            return options.new_queue(self._name, limiter)
+        if options.use_priority_queue:
+            return PriorityQueue(limiter, name=self._name, clock=options.clock)
+        return RateLimitingQueue(limiter, name=self._name, clock=options.clock)
 
     async def _wait_for_sync(self) -> None:
         """Wait for every syncing source, all within one ``cache_sync_timeout``.
@@ -212,11 +223,12 @@ class Controller:
         Ports: Controller.startEventSourcesLocked (the WaitForSync part)
         """
         timeout = self._options.cache_sync_timeout
+        deadline = asyncio.get_running_loop().time() + timeout
         for source in list(self._sources):
             if not isinstance(source, SyncingSource):
                 continue
             try:
-                async with asyncio.timeout(timeout):
+                async with asyncio.timeout_at(deadline):
                     await source.wait_for_sync()
             except TimeoutError as err:
                 cause = getattr(source, "last_error", None)
@@ -224,21 +236,33 @@ class Controller:
                     f"failed to wait for {self._name} caches to sync {source}: "
                     f"timed out waiting for cache to be synced after {timeout} s"
                 )
-                _log.error("could not wait for cache sync", controller=self._name, source=str(source))
                 raise TimeoutError(message) from (cause or err)
 
     async def _work(self, queue: RateLimitingInterface[Request]) -> None:
         """Take requests until the queue shuts down. Ports: Controller.processNextWorkItem, in a loop"""
-        active = metrics.ACTIVE_WORKERS.labels(self._name)
-        while (request := await queue.get()) is not None:
+        active = self._metrics.active_workers
+        get_with_priority = getattr(queue, "get_with_priority", None)
+        while True:
+            if get_with_priority is not None:
+                got: tuple[Request, int] | None = await get_with_priority()
+                if got is None:
+                    return
+                request, priority = got
+            else:
+                item = await queue.get()
+                if item is None:
+                    return
+                request, priority = item, 0
             active.inc()
             try:
-                await self._reconcile_handler(queue, request)
+                await self._reconcile_handler(queue, request, priority)
             finally:
                 active.dec()
                 queue.done(request)
 
-    async def _reconcile_handler(self, queue: RateLimitingInterface[Request], request: Request) -> None:
+    async def _reconcile_handler(
+        self, queue: RateLimitingInterface[Request], request: Request, priority: int
+    ) -> None:
         """Reconcile one request and act on the outcome as the module's table says.
 
         Ports: Controller.reconcileHandler
@@ -258,25 +282,27 @@ class Controller:
                     result = await self.reconcile(request)
                 except Exception as err:
                     if is_terminal(err):
-                        metrics.TERMINAL_RECONCILE_ERRORS.labels(self._name).inc()
+                        self._metrics.terminal_errors.inc()
                     else:
-                        queue.add_rate_limited(request)
-                    metrics.RECONCILE_ERRORS.labels(self._name).inc()
-                    metrics.RECONCILE_TOTAL.labels(self._name, "error").inc()
+                        add_with_priority(queue, request, rate_limited=True, priority=priority)
+                    self._metrics.errors.inc()
+                    self._metrics.total["error"].inc()
                     _log.error("reconciler error", exc_info=err)
                     return
+                if result.priority is not None:
+                    priority = result.priority
                 if result.requeue_after > 0:
                     queue.forget(request)
-                    queue.add_after(request, result.requeue_after)
-                    metrics.RECONCILE_TOTAL.labels(self._name, "requeue_after").inc()
+                    add_with_priority(queue, request, after=result.requeue_after, priority=priority)
+                    self._metrics.total["requeue_after"].inc()
                 elif result.requeue:
-                    queue.add_rate_limited(request)
-                    metrics.RECONCILE_TOTAL.labels(self._name, "requeue").inc()
+                    add_with_priority(queue, request, rate_limited=True, priority=priority)
+                    self._metrics.total["requeue"].inc()
                 else:
                     queue.forget(request)
-                    metrics.RECONCILE_TOTAL.labels(self._name, "success").inc()
+                    self._metrics.total["success"].inc()
         finally:
-            metrics.RECONCILE_TIME.labels(self._name).observe(self._clock.monotonic() - started)
+            self._metrics.time.observe(self._clock.monotonic() - started)
             RECONCILE_ID.reset(token)
 
 

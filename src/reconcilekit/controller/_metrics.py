@@ -102,3 +102,22 @@ ACTIVE_WORKERS = Gauge(
     ("controller",),
     registry=REGISTRY,
 )
+
+
+class ControllerMetrics:
+    """One controller's series, resolved once (a label lookup per reconcile costs more than the count).
+
+    Creating it makes every series exist at 0, as controller-runtime's initMetrics does.
+
+    Ports: Controller.initMetrics and the series reconcileHandler and updateMetrics touch
+    """
+
+    def __init__(self, name: str, max_concurrent_reconciles: int) -> None:
+        self.total = {result: RECONCILE_TOTAL.labels(name, result) for result in RESULTS}
+        self.errors = RECONCILE_ERRORS.labels(name)
+        self.terminal_errors = TERMINAL_RECONCILE_ERRORS.labels(name)
+        self.panics = RECONCILE_PANICS.labels(name)
+        self.timeouts = RECONCILE_TIMEOUTS.labels(name)
+        self.time = RECONCILE_TIME.labels(name)
+        self.active_workers = ACTIVE_WORKERS.labels(name)
+        WORKER_COUNT.labels(name).set(max_concurrent_reconciles)

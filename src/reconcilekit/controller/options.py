@@ -40,12 +40,16 @@ class Options:
     need_leader_election: bool = True
     """Run only while the manager holds the leader Lease."""
 
+    use_priority_queue: bool = True
+    """Use controller-runtime's `PriorityQueue` (the default); ``False`` uses client-go's `RateLimitingQueue`."""
+
     rate_limiter: RateLimiter[Request] | None = None
-    """Backoff of failed requests; ``None`` means `default_controller_rate_limiter`
-    (per-item 5 ms doubling to 1000 s, together with a 10 qps / burst 100 bucket)."""
+    """Backoff of failed requests. ``None`` means per-item 5 ms doubling to 1000 s with the
+    priority queue, and `default_controller_rate_limiter` (that, together with a 10 qps /
+    burst 100 bucket) with the client-go queue."""
 
     new_queue: NewQueueFunc | None = None
-    """Builds the queue at start; ``None`` means a `RateLimitingQueue` named after the controller."""
+    """Builds the queue at start; ``None`` means a queue named after the controller (see `use_priority_queue`)."""
 
     reconciliation_timeout: float | None = None
     """Seconds one reconcile may take before it is cancelled (and requeued); ``None`` means no limit."""

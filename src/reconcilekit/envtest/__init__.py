@@ -20,19 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reconcilekit.envtest._binaries import BinaryNotFoundError, default_assets_directory, find_binary
+    from reconcilekit.envtest._controlplane import ControlPlane, ControlPlaneStartError
     from reconcilekit.envtest._crd import CRDInstallError
-    from reconcilekit.envtest._environment import (
-        ControlPlaneStartError,
-        Environment,
-        EnvironmentOptions,
-        User,
-    )
+    from reconcilekit.envtest._environment import Environment
     from reconcilekit.envtest._kubeconfig import KubeconfigError
+    from reconcilekit.envtest._options import EnvironmentOptions, User
     from reconcilekit.envtest._settings import parse_duration, use_existing_cluster_from_env
 
 __all__ = [
     "BinaryNotFoundError",
     "CRDInstallError",
+    "ControlPlane",
     "ControlPlaneStartError",
     "Environment",
     "EnvironmentOptions",
@@ -49,10 +47,11 @@ _WHERE = {
     "default_assets_directory": "_binaries",
     "find_binary": "_binaries",
     "CRDInstallError": "_crd",
-    "ControlPlaneStartError": "_environment",
+    "ControlPlane": "_controlplane",
+    "ControlPlaneStartError": "_controlplane",
     "Environment": "_environment",
-    "EnvironmentOptions": "_environment",
-    "User": "_environment",
+    "EnvironmentOptions": "_options",
+    "User": "_options",
     "parse_duration": "_settings",
     "use_existing_cluster_from_env": "_settings",
     "KubeconfigError": "_kubeconfig",
@@ -60,7 +59,10 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use (PEP 562)."""
+    """Import a public name's module on first use (PEP 562).
+
+    Python only: keeps the auto-loaded pytest plugin cheap.
+    """
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+import structlog
 
 __all__ = ["main"]
 
@@ -70,9 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Python only
     """
     args = _parse_args(argv)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
     from reconcilekit.envtest._binaries import BinaryNotFoundError
+    from reconcilekit.envtest._controlplane import ControlPlaneStartError
     from reconcilekit.envtest._crd import CRDInstallError
-    from reconcilekit.envtest._environment import ControlPlaneStartError
     from reconcilekit.envtest._kubeconfig import KubeconfigError
 
     try:

@@ -1,11 +1,10 @@
 """`Environment`: a real etcd and kube-apiserver for tests, or an existing cluster.
 
-Start order, as upstream: PKI → etcd (ready on ``/health``) → kube-apiserver
-(ready on ``/readyz``, asked with the admin certificate, since anonymous
-requests can get 403 while RBAC bootstraps) → the ``default`` Namespace exists
-→ CRDs installed and served. Stop order is the reverse for the processes:
-kube-apiserver first (stopped together with etcd it spends a minute retrying
-etcd), then etcd, then the temporary folder.
+Start: a private temporary folder → the `ControlPlane` (PKI, etcd,
+kube-apiserver, the ``default`` Namespace) → the admin kubeconfig → CRDs
+installed and served. Stop: CRDs (only with ``cleanup_crds``) → the control
+plane (kube-apiserver first, then etcd) → the folder. ``atexit`` and the
+children's parent-death signal cover a process that never reaches `stop`.
 
 Ports: sigs.k8s.io/controller-runtime/pkg/envtest/server.go (Environment)
 """
@@ -20,9 +19,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import partial
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -30,8 +27,9 @@ from typing import Any, Self
 import structlog
 
 from reconcilekit.envtest._binaries import find_binary
+from reconcilekit.envtest._controlplane import ControlPlane, write_private
 from reconcilekit.envtest._crd import CRD, install_crds, read_crds, uninstall_crds
-from reconcilekit.envtest._http import ApiSession, http_ok
+from reconcilekit.envtest._http import ApiSession
 from reconcilekit.envtest._kubeconfig import (
     ClusterAccess,
     KubeconfigError,
@@ -40,146 +38,15 @@ from reconcilekit.envtest._kubeconfig import (
     load_kubeconfig,
     render_kubeconfig,
 )
-from reconcilekit.envtest._pki import ControlPlanePKI, generate_control_plane_pki
+from reconcilekit.envtest._options import DEFAULT_START_TIMEOUT, DEFAULT_STOP_TIMEOUT, EnvironmentOptions, User
 from reconcilekit.envtest._ports import suggest_port
-from reconcilekit.envtest._process import ControlPlaneProcess, ProcessExitedError
 from reconcilekit.envtest._settings import timeout_from_env, use_existing_cluster_from_env
 from reconcilekit.errors import AlreadyExistsError, NotFoundError
 
-__all__ = [
-    "DEFAULT_START_TIMEOUT",
-    "DEFAULT_STOP_TIMEOUT",
-    "ControlPlaneStartError",
-    "Environment",
-    "EnvironmentOptions",
-    "User",
-]
-
-DEFAULT_START_TIMEOUT = 60.0
-"""Seconds one start attempt may take (upstream: 20 s per process; 2-core CI needs more)."""
-
-DEFAULT_STOP_TIMEOUT = 20.0
-"""Seconds each process gets between SIGTERM and SIGKILL, as upstream."""
+__all__ = ["Environment"]
 
 _NAMESPACE_LABEL = "reconcilekit.envtest/test"
 _log = structlog.get_logger(__name__)
-
-
-class ControlPlaneStartError(RuntimeError):
-    """The control plane did not start; the message carries the failing process's last log lines.
-
-    Python only: upstream wraps the process error.
-    """
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EnvironmentOptions:
-    """How an `Environment` starts, which CRDs it installs, and how long it waits.
-
-    Ports: the fields of envtest.Environment and envtest.CRDInstallOptions
-    """
-
-    crd_paths: tuple[Path, ...] = ()
-    """Files or folders (non-recursive) of CRDs to install at start."""
-
-    error_if_crd_path_missing: bool = False
-    """Fail the start when a CRD path does not exist, instead of logging and skipping it."""
-
-    crd_install_timeout: float = 30.0
-    """Seconds to wait for installed CRDs to be served (upstream: 10)."""
-
-    crd_poll_interval: float = 0.1
-    """Seconds between two checks of the CRDs."""
-
-    cleanup_crds: bool = False
-    """Delete the installed CRDs at stop (upstream ``CleanUpAfterUse``); matters on an existing cluster."""
-
-    use_existing_cluster: bool | None = None
-    """Use the cluster of the current kubeconfig and start nothing; ``None`` reads ``USE_EXISTING_CLUSTER``."""
-
-    kubeconfig_context: str | None = None
-    """Kubeconfig context for an existing cluster; ``None`` reads ``ENVTEST_KUBE_CONTEXT``, else the current one."""
-
-    binary_assets_directory: Path | None = None
-    """Folder to find binaries in after ``TEST_ASSET_*`` and ``KUBEBUILDER_ASSETS``."""
-
-    start_timeout: float | None = None
-    """Seconds one start attempt may take; ``None`` reads ``KUBEBUILDER_CONTROLPLANE_START_TIMEOUT``, else 60."""
-
-    stop_timeout: float | None = None
-    """Seconds each process gets to exit on SIGTERM.
-
-    ``None`` reads ``KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT``, else 20.
-    """
-
-    start_attempts: int = 5
-    """Start attempts on fresh ports when a port turns out to be taken."""
-
-    apiserver_args: Mapping[str, str] = field(default_factory=dict)
-    """Extra or overriding kube-apiserver flags, without the leading ``--`` (upstream ``Configure()``)."""
-
-    etcd_args: Mapping[str, str] = field(default_factory=dict)
-    """Extra or overriding etcd flags, without the leading ``--``."""
-
-    def __post_init__(self) -> None:
-        if self.start_attempts < 1:
-            raise ValueError("start_attempts must be at least 1")
-        for name in ("crd_install_timeout", "crd_poll_interval", "start_timeout", "stop_timeout"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive, got {value}")
-
-
-@dataclass(frozen=True, slots=True)
-class User:
-    """A user of the envtest control plane, authenticated by a client certificate.
-
-    It has no RBAC grants of its own: bind Roles to `name` or one of `groups`.
-
-    Ports: controlplane.AuthenticatedUser
-    """
-
-    name: str
-    """The user name (the certificate's CN)."""
-
-    groups: tuple[str, ...]
-    """The user's groups (the certificate's O entries)."""
-
-    kubeconfig_path: Path
-    """A kubeconfig file whose current context is this user; removed at stop."""
-
-    kubeconfig: bytes = field(repr=False)
-    """The same kubeconfig, as bytes."""
-
-    cert_data: bytes = field(repr=False)
-    """The client certificate, PEM."""
-
-    key_data: bytes = field(repr=False)
-    """The client key, PEM. Never log it."""
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-
-
-def _flags(args: Mapping[str, str]) -> list[str]:
-    return [f"--{key}={value}" for key, value in sorted(args.items())]
-
-
-_help_cache: dict[Path, str] = {}
-
-
-async def _help_text(binary: Path) -> str:
-    """Return ``binary --help``'s output (cached per path), to probe for optional flags."""
-    if binary not in _help_cache:
-        proc = await asyncio.create_subprocess_exec(
-            binary, "--help", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
-        )
-        out, _ = await proc.communicate()
-        _help_cache[binary] = out.decode(errors="replace")
-    return _help_cache[binary]
 
 
 class Environment:
@@ -196,7 +63,9 @@ class Environment:
     Example::
 
         async with Environment(crd_paths=["config/crd"]) as env:
-            cfg = await kubernetes_asyncio.config.load_kube_config(str(env.kubeconfig_path))
+            await kubernetes_asyncio.config.load_kube_config(config_file=str(env.kubeconfig_path))
+            await env.install_crds(["more/crds.yaml"])
+            user = await env.add_user("alice", ["devs"])  # no RBAC grants yet
 
     Ports: envtest.Environment
     """
@@ -218,6 +87,7 @@ class Environment:
         apiserver_args: Mapping[str, str] | None = None,
         etcd_args: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
+        _suggest_port: Callable[[], int] = suggest_port,
     ) -> None:
         self.options = EnvironmentOptions(
             crd_paths=tuple(Path(p) for p in crd_paths),
@@ -251,14 +121,12 @@ class Environment:
         )
         self.start_durations: dict[str, float] = {}
         """Seconds each phase of the last start took: ``pki``, ``etcd``, ``kube-apiserver``, ``crds``, ``total``."""
+        self.control_plane: ControlPlane | None = None
+        """The etcd and kube-apiserver of this environment while started; ``None`` for an existing cluster."""
+        self._suggest_port = _suggest_port
         self._root: Path | None = None
-        self._pki: ControlPlanePKI | None = None
         self._access: ClusterAccess | None = None
         self._session: ApiSession | None = None
-        self._etcd: ControlPlaneProcess | None = None
-        self._apiserver: ControlPlaneProcess | None = None
-        self._etcd_port: int | None = None
-        self._apiserver_port: int | None = None
         self._kubeconfig_path: Path | None = None
         self._installed: dict[str, CRD] = {}
         self._started = False
@@ -271,16 +139,28 @@ class Environment:
             raise RuntimeError("the envtest Environment is not started")
         return self._access
 
+    def _require_plane(self, what: str) -> ControlPlane:
+        if self.control_plane is None:
+            raise RuntimeError(f"{what}: the environment is not started or uses an existing cluster")
+        return self.control_plane
+
     @property
     def server(self) -> str:
-        """The API server's base URL, e.g. ``https://127.0.0.1:40123``."""
+        """The API server's base URL, e.g. ``https://127.0.0.1:40123``.
+
+        Ports: Environment.Config.Host
+        """
         return self._require_access().server
 
     @property
     def kubeconfig_path(self) -> Path:
-        """A kubeconfig file for the admin user (``system:masters``), or for an existing cluster's chosen context."""
+        """A kubeconfig file for the admin user (``system:masters``), or for an existing cluster's chosen context.
+
+        Ports: ControlPlane.KubeCtl's kubeconfig file
+        """
         self._require_access()
-        assert self._kubeconfig_path is not None
+        if self._kubeconfig_path is None:
+            raise RuntimeError("the envtest Environment is not started")
         return self._kubeconfig_path
 
     @property
@@ -293,7 +173,10 @@ class Environment:
 
     @property
     def ca_data(self) -> bytes:
-        """PEM of the CA that signed the API server's serving certificate."""
+        """PEM of the CA that signed the API server's serving certificate.
+
+        Ports: Environment.Config.CAData
+        """
         ca = self._require_access().ca_pem
         if ca is None:
             raise RuntimeError("the cluster's kubeconfig names no certificate authority")
@@ -301,7 +184,10 @@ class Environment:
 
     @property
     def admin_cert_data(self) -> bytes:
-        """PEM of the admin client certificate (CN=admin, O=system:masters)."""
+        """PEM of the admin client certificate (CN=admin, O=system:masters).
+
+        Ports: Environment.Config.CertData
+        """
         cert = self._require_access().client_cert_pem
         if cert is None:
             raise RuntimeError("the cluster's kubeconfig user has no client certificate")
@@ -309,7 +195,10 @@ class Environment:
 
     @property
     def admin_key_data(self) -> bytes:
-        """PEM of the admin client key. Never log it."""
+        """PEM of the admin client key. Never log it.
+
+        Ports: Environment.Config.KeyData
+        """
         key = self._require_access().client_key_pem
         if key is None:
             raise RuntimeError("the cluster's kubeconfig user has no client key")
@@ -321,31 +210,45 @@ class Environment:
 
         Raises:
             RuntimeError: not started, or an existing cluster (whose etcd is not ours).
+
+        Ports: Etcd.URL
         """
-        if self._etcd_port is None:
-            raise RuntimeError("no etcd: the environment is not started or uses an existing cluster")
-        return f"http://127.0.0.1:{self._etcd_port}"
+        return f"http://127.0.0.1:{self._require_plane('no etcd').etcd_port}"
 
     @property
     def apiserver_port(self) -> int:
-        """kube-apiserver's secure port; it stays the same across `restart_apiserver`."""
-        if self._apiserver_port is None:
-            raise RuntimeError("no kube-apiserver: the environment is not started or uses an existing cluster")
-        return self._apiserver_port
+        """kube-apiserver's secure port; it stays the same across `restart_apiserver`.
+
+        Ports: APIServer.SecureServing.Port
+        """
+        port = self._require_plane("no kube-apiserver").apiserver_port
+        assert port is not None
+        return port
 
     @property
     def etcd_pid(self) -> int | None:
-        """etcd's pid while it runs, else ``None``."""
-        return self._etcd.pid if self._etcd is not None else None
+        """etcd's pid while it runs, else ``None``.
+
+        Python only: lets tests prove that nothing is left behind
+        """
+        plane = self.control_plane
+        return plane.etcd.pid if plane is not None and plane.etcd is not None else None
 
     @property
     def apiserver_pid(self) -> int | None:
-        """kube-apiserver's pid while it runs, else ``None``."""
-        return self._apiserver.pid if self._apiserver is not None else None
+        """kube-apiserver's pid while it runs, else ``None``.
+
+        Python only: lets tests prove that nothing is left behind
+        """
+        plane = self.control_plane
+        return plane.apiserver.pid if plane is not None and plane.apiserver is not None else None
 
     @property
     def temp_dir(self) -> Path:
-        """The environment's temporary folder (certificates, logs, etcd data, kubeconfigs); removed at stop."""
+        """The environment's temporary folder (certificates, logs, etcd data, kubeconfigs); removed at stop.
+
+        Python only: upstream has one temp dir per process
+        """
         if self._root is None:
             raise RuntimeError("the envtest Environment is not started")
         return self._root
@@ -371,7 +274,7 @@ class Environment:
             BinaryNotFoundError: kube-apiserver or etcd is missing (the message
                 says to run ``bash hack/envtest-assets.sh``).
             ControlPlaneStartError: a process exited early or was not ready in
-                time, or every attempt hit a taken port.
+                time (its last 50 log lines attached), or every attempt hit a taken port.
             KubeconfigError: an existing cluster's kubeconfig cannot be used.
             CRDInstallError: a CRD file is bad or a CRD was not served in time.
 
@@ -382,11 +285,17 @@ class Environment:
         self._started = True
         began = time.monotonic()
         self.start_durations = {}
+        atexit.register(self._kill_at_exit)
         try:
             if self.use_existing_cluster:
-                await self._connect_existing()
+                access = await self._existing_cluster_access()
             else:
-                await self._start_control_plane()
+                access = await self._start_control_plane()
+            self._access = access
+            self._kubeconfig_path = self.temp_dir / ("kubeconfig" if self.use_existing_cluster else "admin.kubeconfig")
+            await asyncio.to_thread(write_private, self._kubeconfig_path, render_kubeconfig(access))
+            self._session = ApiSession(access, request_timeout=10.0)
+            await self._session.open()
             if self.options.crd_paths:
                 phase = time.monotonic()
                 await self.install_crds(self.options.crd_paths)
@@ -402,14 +311,14 @@ class Environment:
             seconds=round(self.start_durations["total"], 3),
         )
 
-    def _make_root(self) -> Path:
+    @staticmethod
+    def _make_root() -> Path:
         root = Path(tempfile.mkdtemp(prefix="envtest-"))
-        (root / "pki").mkdir()
         (root / "users").mkdir()
         return root
 
-    async def _connect_existing(self) -> None:
-        """Load the existing cluster's access and write it as a standalone kubeconfig.
+    async def _existing_cluster_access(self) -> ClusterAccess:
+        """Load the existing cluster's access from the kubeconfig (or the pod's service account).
 
         Ports: Environment.Start's UseExistingCluster branch (config.GetConfig)
         """
@@ -427,164 +336,40 @@ class Environment:
                 )
             return access
 
-        self._access = await asyncio.to_thread(load)
+        access = await asyncio.to_thread(load)
         self._root = await asyncio.to_thread(self._make_root)
-        self._kubeconfig_path = self._root / "kubeconfig"
-        await asyncio.to_thread(_write_private, self._kubeconfig_path, render_kubeconfig(self._access))
-        await self._open_session()
+        return access
 
-    async def _start_control_plane(self) -> None:
+    async def _start_control_plane(self) -> ClusterAccess:
+        """Find the binaries, make the folder, start the control plane; return the admin's access.
+
+        Ports: Environment.Start's ControlPlane branch
+        """
         opts = self.options
-        apiserver_bin = find_binary(
-            "kube-apiserver", binary_assets_directory=opts.binary_assets_directory, environ=self._environ
-        )
-        etcd_bin = find_binary("etcd", binary_assets_directory=opts.binary_assets_directory, environ=self._environ)
-        atexit.register(self._kill_at_exit)
-        phase = time.monotonic()
+        assets = opts.binary_assets_directory
+        apiserver_binary = find_binary("kube-apiserver", binary_assets_directory=assets, environ=self._environ)
+        etcd_binary = find_binary("etcd", binary_assets_directory=assets, environ=self._environ)
         self._root = await asyncio.to_thread(self._make_root)
-        self._pki = await asyncio.to_thread(generate_control_plane_pki)
-        await asyncio.to_thread(self._write_pki, self._pki, self._root / "pki")
-        self.start_durations["pki"] = time.monotonic() - phase
-        for attempt in range(1, opts.start_attempts + 1):
-            try:
-                await self._start_processes(etcd_bin, apiserver_bin)
-                return
-            except ProcessExitedError as err:
-                await self._stop_processes()
-                if not err.port_clash:
-                    raise ControlPlaneStartError(str(err)) from err
-                if attempt == opts.start_attempts:
-                    raise ControlPlaneStartError(
-                        f"every one of {attempt} start attempts hit a taken port; last: {err}"
-                    ) from err
-                _log.warning("envtest port clash, retrying on fresh ports", process=err.name, attempt=attempt)
-            except TimeoutError as err:
-                await self._stop_processes()
-                raise ControlPlaneStartError(str(err)) from err
-
-    @staticmethod
-    def _write_pki(pki: ControlPlanePKI, directory: Path) -> None:
-        """Write the PKI under upstream's file names (kube-apiserver picks apiserver.crt/.key from --cert-dir)."""
-        files = {
-            "apiserver-ca.crt": pki.serving_ca.ca.cert_pem,
-            "apiserver.crt": pki.serving.cert_pem,
-            "apiserver.key": pki.serving.key_pem,
-            "client-cert-auth-ca.crt": pki.client_ca.ca.cert_pem,
-            "sa-signer.crt": pki.service_account_signer.cert_pem,
-            "sa-signer.key": pki.service_account_signer.key_pem,
-            "admin.crt": pki.admin.cert_pem,
-            "admin.key": pki.admin.key_pem,
-        }
-        for name, data in files.items():
-            _write_private(directory / name, data)
-
-    async def _start_processes(self, etcd_bin: Path, apiserver_bin: Path) -> None:
-        """One start attempt: fresh ports and etcd data, etcd, kube-apiserver, the default Namespace.
-
-        Ports: ControlPlane.Start, Etcd.Start, APIServer.Start and Environment.Start's namespace wait
-        """
-        root, pki = self.temp_dir, self._pki
-        assert pki is not None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._start_timeout
-        etcd_port, peer_port, api_port = await asyncio.to_thread(
-            lambda: (suggest_port(), suggest_port(), suggest_port())
+        self.control_plane = ControlPlane(
+            etcd_binary=etcd_binary,
+            apiserver_binary=apiserver_binary,
+            root=self._root,
+            start_timeout=self._start_timeout,
+            stop_timeout=self._stop_timeout,
+            start_attempts=opts.start_attempts,
+            apiserver_args=opts.apiserver_args,
+            etcd_args=opts.etcd_args,
+            _suggest_port=self._suggest_port,
         )
-        data_dir = root / "etcd-data"
-        await asyncio.to_thread(shutil.rmtree, data_dir, True)
-        data_dir.mkdir(mode=0o700)
-
-        etcd_url = f"http://127.0.0.1:{etcd_port}"
-        etcd_args = {
-            "advertise-client-urls": etcd_url,
-            "data-dir": str(data_dir),
-            "listen-client-urls": etcd_url,
-            "listen-peer-urls": f"http://127.0.0.1:{peer_port}",
-        }
-        if "--unsafe-no-fsync" in await _help_text(etcd_bin):
-            etcd_args["unsafe-no-fsync"] = "true"
-        etcd_args.update(self.options.etcd_args)
-        self._etcd_port = etcd_port
-        self._etcd = ControlPlaneProcess(
-            name="etcd",
-            argv=[str(etcd_bin), *_flags(etcd_args)],
-            log_path=root / "etcd.log",
-            health_check=partial(http_ok, f"{etcd_url}/health"),
-        )
-        phase = time.monotonic()
-        await self._etcd.start(ready_within=max(deadline - loop.time(), 0.1))
-        self.start_durations["etcd"] = time.monotonic() - phase
-
-        self._apiserver_port = api_port
-        self._access = ClusterAccess(
-            server=f"https://127.0.0.1:{api_port}",
-            ca_pem=pki.serving_ca.ca.cert_pem,
-            client_cert_pem=pki.admin.cert_pem,
-            client_key_pem=pki.admin.key_pem,
-        )
-        self._kubeconfig_path = root / "admin.kubeconfig"
-        _write_private(self._kubeconfig_path, render_kubeconfig(self._access))
-        await self._open_session()
-        self._apiserver = ControlPlaneProcess(
-            name="kube-apiserver",
-            argv=[str(apiserver_bin), *_flags(self._apiserver_flags(etcd_url, api_port))],
-            log_path=root / "kube-apiserver.log",
-            health_check=self._apiserver_ready,
-        )
-        phase = time.monotonic()
-        await self._apiserver.start(ready_within=max(deadline - loop.time(), 0.1))
-        self.start_durations["kube-apiserver"] = time.monotonic() - phase
-
-    def _apiserver_flags(self, etcd_url: str, port: int) -> dict[str, str]:
-        """kube-apiserver's flags: upstream's defaults plus explicit TLS files, then the user's overrides.
-
-        Differs: ``--insecure-port=0`` is never probed for (gone since 1.24); the
-        serving certificate is passed explicitly as well as found in --cert-dir.
-
-        Ports: APIServer.defaultArgs, controlplane.APIServer's MinimalDefaults and CertAuthn.Configure
-        """
-        pki_dir = self.temp_dir / "pki"
-        args = {
-            "allow-privileged": "true",
-            "authorization-mode": "RBAC",
-            "bind-address": "127.0.0.1",
-            "cert-dir": str(pki_dir),
-            "client-ca-file": str(pki_dir / "client-cert-auth-ca.crt"),
-            "disable-admission-plugins": "ServiceAccount",
-            "etcd-servers": etcd_url,
-            "secure-port": str(port),
-            "service-account-issuer": f"https://127.0.0.1:{port}/",
-            "service-account-key-file": str(pki_dir / "sa-signer.crt"),
-            "service-account-signing-key-file": str(pki_dir / "sa-signer.key"),
-            "service-cluster-ip-range": "10.0.0.0/24",
-            "tls-cert-file": str(pki_dir / "apiserver.crt"),
-            "tls-private-key-file": str(pki_dir / "apiserver.key"),
-        }
-        args.update(self.options.apiserver_args)
-        return args
-
-    async def _open_session(self) -> None:
-        """(Re)open the admin session for the current access (a retried start has a new port)."""
-        if self._session is not None:
-            await self._session.close()
-        self._session = ApiSession(self._require_access(), request_timeout=5.0)
-        self._session.open()
+        await self.control_plane.start()
+        self.start_durations.update(self.control_plane.durations)
+        assert self.control_plane.access is not None
+        return self.control_plane.access
 
     def _admin(self) -> ApiSession:
         if self._session is None:
             raise RuntimeError("the envtest Environment is not started")
         return self._session
-
-    async def _apiserver_ready(self) -> bool:
-        """Whether ``/readyz`` answers 200 to the admin and the ``default`` Namespace exists.
-
-        Ports: the APIServer health check (with mTLS, as fabric8's kube-api-test) and
-        Environment.Start's wait for the default Namespace
-        """
-        session = self._admin()
-        return (
-            await session.status_of("/readyz") == 200 and await session.status_of("/api/v1/namespaces/default") == 200
-        )
 
     # -- after start -----------------------------------------------------------------------
 
@@ -626,20 +411,17 @@ class Environment:
 
         Ports: ControlPlane.AddUser
         """
-        if self._pki is None or self._access is None:
-            raise RuntimeError("add_user needs the envtest control plane's client CA (not with an existing cluster)")
-        client_ca = self._pki.client_ca
-        pair = await asyncio.to_thread(client_ca.new_client_cert, name, list(groups))
-        access = ClusterAccess(
-            server=self._access.server,
-            ca_pem=self._access.ca_pem,
-            client_cert_pem=pair.cert_pem,
-            client_key_pem=pair.key_pem,
+        pki = self._require_plane("add_user needs the envtest control plane's client CA").pki
+        access = self._require_access()
+        assert pki is not None
+        pair = await asyncio.to_thread(pki.client_ca.new_client_cert, name, list(groups))
+        user_access = ClusterAccess(
+            server=access.server, ca_pem=access.ca_pem, client_cert_pem=pair.cert_pem, client_key_pem=pair.key_pem
         )
-        kubeconfig = render_kubeconfig(access)
+        kubeconfig = render_kubeconfig(user_access)
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "user"
         path = self.temp_dir / "users" / f"{safe}-{secrets.token_hex(3)}.kubeconfig"
-        await asyncio.to_thread(_write_private, path, kubeconfig)
+        await asyncio.to_thread(write_private, path, kubeconfig)
         return User(
             name=name,
             groups=tuple(groups),
@@ -650,7 +432,7 @@ class Environment:
         )
 
     async def create_namespace(self, *, prefix: str = "test-") -> str:
-        """Create a Namespace named ``<prefix><8 random characters>`` and return its name.
+        """Create a Namespace named ``<prefix><8 random hex digits>`` and return its name.
 
         It is labelled ``reconcilekit.envtest/test=true``. Without a
         controller-manager a deleted Namespace stays Terminating, so use a fresh
@@ -686,10 +468,9 @@ class Environment:
 
         Python only: for tests of clients that must survive an API server outage.
         """
-        if self._apiserver is None:
-            raise RuntimeError("no kube-apiserver of ours to stop")
+        plane = self._require_plane("no kube-apiserver of ours to stop")
         async with self._lock:
-            await self._apiserver.stop(grace_period=self._stop_timeout)
+            await plane.stop_apiserver()
 
     async def start_apiserver(self) -> None:
         """Start kube-apiserver again on the same etcd, port and certificates, and wait until it is ready.
@@ -700,13 +481,9 @@ class Environment:
 
         Python only: see `stop_apiserver`.
         """
-        if self._apiserver is None:
-            raise RuntimeError("no kube-apiserver of ours to start")
+        plane = self._require_plane("no kube-apiserver of ours to start")
         async with self._lock:
-            try:
-                await self._apiserver.start(ready_within=self._start_timeout)
-            except (ProcessExitedError, TimeoutError) as err:
-                raise ControlPlaneStartError(str(err)) from err
+            await plane.start_apiserver()
 
     async def restart_apiserver(self) -> None:
         """Stop kube-apiserver and start it again on the same etcd and port; return once it is ready.
@@ -737,22 +514,17 @@ class Environment:
         finally:
             await self._teardown()
 
-    async def _stop_processes(self) -> None:
-        """Stop kube-apiserver first, then etcd, as upstream.
-
-        The other order makes kube-apiserver retry etcd for a minute before it exits.
-        """
-        for proc in (self._apiserver, self._etcd):
-            if proc is not None and not await proc.stop(grace_period=self._stop_timeout):
-                _log.warning("control-plane process had to be killed", process=proc.name)
-
     async def _teardown(self) -> None:
-        """Close the session, stop the processes, remove the folder; if interrupted, finish without awaiting."""
+        """Close the session, stop the processes, remove the folder; if interrupted, finish without awaiting.
+
+        Ports: Environment.Stop's process part
+        """
         try:
             if self._session is not None:
                 session, self._session = self._session, None
                 await session.close()
-            await self._stop_processes()
+            if self.control_plane is not None:
+                await self.control_plane.stop()
             if self._root is not None:
                 await asyncio.to_thread(shutil.rmtree, self._root, True)
         except BaseException:
@@ -760,9 +532,8 @@ class Environment:
             raise
         finally:
             atexit.unregister(self._kill_at_exit)
-            self._root = self._pki = self._access = self._kubeconfig_path = None
-            self._etcd = self._apiserver = None
-            self._etcd_port = self._apiserver_port = None
+            self.control_plane = None
+            self._root = self._access = self._kubeconfig_path = None
             self._installed = {}
             self._started = False
 
@@ -771,8 +542,7 @@ class Environment:
 
         Python only: Go's envtest has no equivalent; a forgotten `stop` must not leave processes behind.
         """
-        for proc in (self._apiserver, self._etcd):
-            if proc is not None:
-                proc.kill_sync(grace_period=self._stop_timeout)
+        if self.control_plane is not None:
+            self.control_plane.kill_sync()
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)

@@ -10,6 +10,7 @@ Python only: upstream envtest uses client-go for these calls.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import ssl
 import tempfile
@@ -90,7 +91,7 @@ class ApiSession:
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Self:
-        self.open()
+        await self.open()
         return self
 
     async def __aexit__(
@@ -98,24 +99,31 @@ class ApiSession:
     ) -> None:
         await self.close()
 
-    def open(self) -> None:
-        """Create the underlying aiohttp session (inside a running event loop); prefer ``async with``.
+    async def open(self) -> None:
+        """Create the underlying aiohttp session; prefer ``async with``.
 
         Every request uses a fresh connection, so a restarted API server never
-        meets a stale pooled one.
+        meets a stale pooled one. The TLS context is built in a thread (it
+        reads and writes key files).
+
+        Python only
         """
         if self._session is not None:
             return
         headers = {"Accept": "application/json", "User-Agent": "reconcilekit-envtest"}
         if self._access.token:
             headers["Authorization"] = f"Bearer {self._access.token}"
-        connector = aiohttp.TCPConnector(ssl=ssl_context(self._access), force_close=True)
+        context = await asyncio.to_thread(ssl_context, self._access)
+        connector = aiohttp.TCPConnector(ssl=context, force_close=True)
         self._session = aiohttp.ClientSession(
             base_url=self._access.server, connector=connector, timeout=self._timeout, headers=headers
         )
 
     async def close(self) -> None:
-        """Close the underlying session; safe to call twice."""
+        """Close the underlying session; safe to call twice.
+
+        Python only
+        """
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -134,6 +142,8 @@ class ApiSession:
         """GET ``path`` and return the HTTP status, or ``None`` when the server cannot be reached.
 
         For readiness polls, which expect refusals while the server starts.
+
+        Python only
         """
         try:
             async with self._client().get(path, **self._request_kwargs()) as resp:
@@ -161,6 +171,8 @@ class ApiSession:
         Raises:
             APIStatusError: the server answered 4xx or 5xx (its most specific subclass).
             HarnessConnectionError: the server could not be reached or timed out.
+
+        Python only
         """
         try:
             async with self._client().request(method, path, json=body, params=params, **self._request_kwargs()) as resp:

@@ -150,7 +150,10 @@ def _merge(files: Sequence[tuple[Path, dict[str, Any]]]) -> tuple[dict[str, dict
 
 
 def _data(section: Mapping[str, Any], key: str, base_dir: str) -> bytes | None:
-    """Return ``<key>-data`` decoded, else the file named by ``<key>`` (relative to the kubeconfig's folder)."""
+    """Return ``<key>-data`` decoded, else the file named by ``<key>`` (relative to the kubeconfig's folder).
+
+    Ports: clientcmd's ResolvePaths and dataFromSliceOrFile
+    """
     inline = section.get(f"{key}-data")
     if inline:
         return base64.b64decode(str(inline))

@@ -32,7 +32,10 @@ def _reservation_dir() -> Path:
 
 
 def _reserve(directory: Path, port: int) -> bool:
-    """Reserve ``port`` for `RESERVATION_SECONDS`; ``False`` when another suite holds it."""
+    """Reserve ``port`` for `RESERVATION_SECONDS`; ``False`` when another suite holds it.
+
+    Ports: addr.reservePort
+    """
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd = os.open(directory / f"port-{port}", os.O_RDWR | os.O_CREAT, 0o644)

@@ -44,7 +44,10 @@ _log = structlog.get_logger(__name__)
 
 
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    """Return the last ``lines`` lines of the log at ``path`` (``""`` if it does not exist)."""
+    """Return the last ``lines`` lines of the log at ``path`` (``""`` if it does not exist).
+
+    Python only: the fail-fast message of a child that died while starting
+    """
     try:
         with path.open("r", errors="replace") as f:
             return "".join(deque(f, maxlen=lines))
@@ -69,7 +72,10 @@ class ProcessExitedError(RuntimeError):
 
     @property
     def port_clash(self) -> bool:
-        """Whether the log says a port was taken, the one failure a retry on fresh ports fixes."""
+        """Whether the log says a port was taken, the one failure a retry on fresh ports fixes.
+
+        Python only
+        """
         return "address already in use" in self.tail.lower()
 
 
@@ -120,12 +126,18 @@ class ControlPlaneProcess:
 
     @property
     def pid(self) -> int | None:
-        """The child's pid while one was started and not yet reaped by `stop`, else ``None``."""
+        """The child's pid while one was started and not yet reaped by `stop`, else ``None``.
+
+        Python only
+        """
         return self._proc.pid if self._proc is not None else None
 
     @property
     def running(self) -> bool:
-        """Whether a started child has not exited yet."""
+        """Whether a started child has not exited yet.
+
+        Python only
+        """
         return self._proc is not None and self._proc.returncode is None
 
     async def start(self, *, ready_within: float) -> None:
@@ -221,11 +233,22 @@ class ControlPlaneProcess:
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.05)
         self._signal(signal.SIGKILL)
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.01)
+        # Mark asyncio's transport closed (it polls the Popen, which learns the exit), so
+        # neither warns "still running" when collected after the loop is gone.
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()
         self._proc = None
 
 
 def _alive(pid: int) -> bool:
-    """Whether ``pid`` still runs; reaps it if it is our exited child."""
+    """Whether ``pid`` still runs; reaps it if it is our exited child.
+
+    Python only: the atexit path has no event loop to reap children
+    """
     try:
         reaped, _ = os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:  # already reaped (by asyncio's child watcher) or not our child

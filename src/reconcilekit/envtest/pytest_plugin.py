@@ -43,6 +43,10 @@ _ENVTEST_ONLY = (
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ``envtest_crd_paths`` ini option.
+
+    Python only
+    """
     parser.addini(
         "envtest_crd_paths",
         type="paths",
@@ -52,10 +56,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``envtest_only`` marker (for projects that do not declare it).
+
+    Python only
+    """
     config.addinivalue_line("markers", _ENVTEST_ONLY)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    """Say in the header whether tests use envtest's binaries (and which) or an existing cluster.
+
+    Python only
+    """
     if use_existing_cluster_from_env():
         return "envtest: USE_EXISTING_CLUSTER=true, using the current kubeconfig's cluster"
     found = locate_binary("kube-apiserver")
@@ -63,6 +75,10 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``envtest_only`` tests when ``USE_EXISTING_CLUSTER=true``.
+
+    Python only
+    """
     if not use_existing_cluster_from_env():
         return
     skip = pytest.mark.skip(reason="envtest_only test, and USE_EXISTING_CLUSTER=true")
@@ -83,6 +99,8 @@ async def envtest_environment(request: pytest.FixtureRequest) -> AsyncIterator[E
 
     Raises:
         BinaryNotFoundError: the binaries are not built (never a skip).
+
+    Ports: the BeforeSuite/AfterSuite pair of a controller-runtime suite_test.go
     """
     from reconcilekit.envtest._environment import Environment
 
@@ -92,7 +110,10 @@ async def envtest_environment(request: pytest.FixtureRequest) -> AsyncIterator[E
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def namespace(envtest_environment: Environment) -> AsyncIterator[str]:
-    """The name of a Namespace created for this test; deleted after it, ignoring errors."""
+    """The name of a Namespace created for this test; deleted after it, ignoring errors.
+
+    Python only
+    """
     name = await envtest_environment.create_namespace()
     try:
         yield name

@@ -11,6 +11,7 @@ from typing import Any
 import structlog
 
 from reconcilekit.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+from reconcilekit.handler._priority import create_priority, enqueue, update_priority
 from reconcilekit.handler.eventhandler import RequestQueue
 from reconcilekit.reconcile import Request
 
@@ -31,21 +32,22 @@ def request_for(obj: Mapping[str, Any]) -> Request:
 class EnqueueRequestForObject:
     """Enqueues a request for the event's own object (for updates the new one, else the old one).
 
-    An event without an object is dropped and logged.
+    An event without an object is dropped and logged. On a priority queue,
+    initial-list creates and resyncs go in at low priority.
 
     Ports: handler.EnqueueRequestForObject
     """
 
     def create(self, event: CreateEvent, queue: RequestQueue, /) -> None:
         """Ports: EnqueueRequestForObject.Create"""
-        self._add(event.object, queue, "create")
+        self._add(event.object, queue, "create", create_priority(event))
 
     def update(self, event: UpdateEvent, queue: RequestQueue, /) -> None:
         """Ports: EnqueueRequestForObject.Update"""
         if isinstance(event.object_new, Mapping):
-            queue.add(request_for(event.object_new))
+            enqueue(queue, [request_for(event.object_new)], update_priority(event))
         elif isinstance(event.object_old, Mapping):
-            queue.add(request_for(event.object_old))
+            enqueue(queue, [request_for(event.object_old)], update_priority(event))
         else:
             _log.error("update event received with no metadata", handler="EnqueueRequestForObject")
 
@@ -58,8 +60,9 @@ class EnqueueRequestForObject:
         self._add(event.object, queue, "generic")
 
     @staticmethod
-    def _add(obj: object, queue: RequestQueue, kind: str) -> None:
+    def _add(obj: object, queue: RequestQueue, kind: str, priority: int = 0) -> None:
+        """Python only: enqueue ``obj``'s request, or log that the event had no object."""
         if isinstance(obj, Mapping):
-            queue.add(request_for(obj))
+            enqueue(queue, [request_for(obj)], priority)
         else:
             _log.error(f"{kind} event received with no metadata", handler="EnqueueRequestForObject")

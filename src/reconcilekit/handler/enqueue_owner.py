@@ -12,6 +12,7 @@ import structlog
 
 from reconcilekit.client.interfaces import GroupVersionKind
 from reconcilekit.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+from reconcilekit.handler._priority import create_priority, enqueue, update_priority
 from reconcilekit.handler.eventhandler import EventHandler, RequestQueue
 from reconcilekit.reconcile import Request
 
@@ -31,24 +32,20 @@ class _EnqueueRequestForOwner:
 
     def create(self, event: CreateEvent, queue: RequestQueue, /) -> None:
         """Ports: enqueueRequestForOwner.Create"""
-        self._add_all(self._owners(event.object), queue)
+        enqueue(queue, sorted(self._owners(event.object)), create_priority(event))
 
     def update(self, event: UpdateEvent, queue: RequestQueue, /) -> None:
         """Owners of the old and of the new object, each once. Ports: enqueueRequestForOwner.Update"""
-        self._add_all(self._owners(event.object_old) | self._owners(event.object_new), queue)
+        owners = self._owners(event.object_old) | self._owners(event.object_new)
+        enqueue(queue, sorted(owners), update_priority(event))
 
     def delete(self, event: DeleteEvent, queue: RequestQueue, /) -> None:
         """Ports: enqueueRequestForOwner.Delete"""
-        self._add_all(self._owners(event.object), queue)
+        enqueue(queue, sorted(self._owners(event.object)), 0)
 
     def generic(self, event: GenericEvent, queue: RequestQueue, /) -> None:
         """Ports: enqueueRequestForOwner.Generic"""
-        self._add_all(self._owners(event.object), queue)
-
-    @staticmethod
-    def _add_all(requests: set[Request], queue: RequestQueue) -> None:
-        for request in sorted(requests):
-            queue.add(request)
+        enqueue(queue, sorted(self._owners(event.object)), 0)
 
     def _owners(self, obj: Mapping[str, Any] | None) -> set[Request]:
         """Requests for the owners of the owner kind among ``obj``'s ownerReferences.
@@ -92,7 +89,8 @@ def enqueue_request_for_owner(
     An owner reference matches when its apiVersion's group and its kind equal
     ``owner``'s; the version is ignored. For an update, the owners of the old
     and the new object are enqueued, each once. An unparsable apiVersion
-    drops that object's requests (logged).
+    drops that object's requests (logged). On a priority queue, initial-list
+    creates and resyncs go in at low priority.
 
     Args:
         owner: The owner kind.

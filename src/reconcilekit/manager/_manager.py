@@ -99,7 +99,7 @@ class ControllerManager:
     Ports: controllerManager (and cluster.cluster)
     """
 
-    def __init__(self, client: WithWatch, options: Options) -> None:
+    def __init__(self, client: WithWatch, options: Options, *, owns_client: bool = False) -> None:
         if options.leader_election and not options.leader_election_id:
             raise ValueError("LeaderElectionID must be configured")
         self._options = options
@@ -117,6 +117,7 @@ class ControllerManager:
         self._servers: list[_HTTPServer] = []
         self._elector: LeaderElector | None = None
         self._elector_task: asyncio.Task[None] | None = None
+        self._owns_client = owns_client
         self.identity = default_identity()
         """This replica's leader election identity."""
         self.add(self._cache)
@@ -273,6 +274,11 @@ class ControllerManager:
             on_stopped_leading=self._leadership_ended,
         )
         self._elector_task = asyncio.create_task(self._elector.run(), name="leader-election")
+        self._elector_task.add_done_callback(self._elector_done)
+
+    def _elector_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and (err := task.exception()) is not None:
+            self._on_error(err)
 
     def _become_leader(self) -> None:
         self._groups[Group.LEADER_ELECTION].start()
@@ -300,6 +306,10 @@ class ControllerManager:
             self._elector_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(self._elector_task), self._options.renew_deadline + 1)
+        close = getattr(self._client, "close", None)
+        if self._owns_client and callable(close):
+            with contextlib.suppress(Exception):
+                await close()
         if not all_done and timeout != 0.0:
             self._errors.append(
                 TimeoutError(f"failed waiting for all runnables to end within grace period of {timeout} s")
@@ -312,7 +322,8 @@ def _in_cluster_namespace() -> str:
         return IN_CLUSTER_NAMESPACE_FILE.read_text().strip()
     except OSError as err:
         raise ValueError(
-            "unable to find leader election namespace: not running in-cluster, please specify leader_election_namespace"
+            "unable to find leader election namespace: not running in-cluster, please specify "
+            "leader_election_namespace"
         ) from err
 
 
@@ -325,7 +336,8 @@ def new_manager(
         config: whatever the client factory takes (``reconcilekit.config``'s REST config).
         options: see `Options`.
         client: use this client instead of building one from ``config`` (tests pass a
-            `reconcilekit.testing.FakeClient`).
+            `reconcilekit.testing.FakeClient`); the caller then closes it. A client the
+            manager built is closed when the manager stops.
 
     Raises:
         ValueError: leader election without ``leader_election_id``.
@@ -333,9 +345,11 @@ def new_manager(
     Ports: manager.New
     """
     opts = options or Options()
-    if client is None:
-        factory = opts.new_client
-        if factory is None:
-            factory = importlib.import_module("reconcilekit.client").new_client
-        client = factory(config)
-    return ControllerManager(client, opts)
+    if client is not None:
+        return ControllerManager(client, opts)
+    factory = opts.new_client
+    if factory is None:
+        factory = importlib.import_module("reconcilekit.client").new_client
+    return ControllerManager(factory(config), opts, owns_client=True)
+
+

@@ -98,6 +98,7 @@ class Kind:
             await self._clock.sleep(SYNC_POLL_PERIOD)
 
     async def _get_informer(self) -> Informer:
+        """Try every 10 s until the cache gives the informer. Ports: the PollUntilContextCancel loop of Kind.Start"""
         while True:
             try:
                 informer = await self._cache.get_informer(self.gvk)

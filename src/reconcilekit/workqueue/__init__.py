@@ -1,11 +1,15 @@
 """Work queues: deduplicating, delaying and rate-limited queues of keys, and rate limiters.
 
-Ports: k8s.io/client-go/util/workqueue
+`PriorityQueue` (controller-runtime's) is what controllers use by default;
+`RateLimitingQueue` is client-go's.
+
+Ports: k8s.io/client-go/util/workqueue and controller-runtime's pkg/controller/priorityqueue
 """
 
 from reconcilekit.workqueue.clock import Clock, FakeClock, RealClock, TimerHandle
 from reconcilekit.workqueue.delaying import DelayingQueue
 from reconcilekit.workqueue.interfaces import DelayingInterface, Interface, RateLimiter, RateLimitingInterface
+from reconcilekit.workqueue.priority import LOW_PRIORITY, PriorityQueue, add_with_priority
 from reconcilekit.workqueue.queue import Queue
 from reconcilekit.workqueue.rate_limiter import (
     BucketRateLimiter,
@@ -18,6 +22,7 @@ from reconcilekit.workqueue.rate_limiter import (
 from reconcilekit.workqueue.rate_limiting import RateLimitingQueue
 
 __all__ = [
+    "LOW_PRIORITY",
     "BucketRateLimiter",
     "Clock",
     "DelayingInterface",
@@ -27,12 +32,14 @@ __all__ = [
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",
     "MaxOfRateLimiter",
+    "PriorityQueue",
     "Queue",
     "RateLimiter",
     "RateLimitingInterface",
     "RateLimitingQueue",
     "RealClock",
     "TimerHandle",
+    "add_with_priority",
     "default_controller_rate_limiter",
     "default_item_based_rate_limiter",
 ]

@@ -72,6 +72,7 @@ class DelayingQueue(Queue[_T]):
         return len(self._ready_at)
 
     def _arm(self, ready_at: float) -> None:
+        """Python only: (re)set the one timer for ``ready_at``."""
         if self._timer is not None:
             self._timer.cancel()
         self._timer_at = ready_at
@@ -97,6 +98,7 @@ class DelayingQueue(Queue[_T]):
             self._arm(self._heap[0][0])
 
     def _on_shut_down(self) -> None:
+        """Stop the timer and drop every waiting item. Ports: delayingType.ShutDown"""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

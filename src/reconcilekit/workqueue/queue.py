@@ -162,6 +162,7 @@ class Queue(Generic[_T]):
         return self._shutting_down
 
     def _shut_down(self) -> None:
+        """Ports: Typed.shutdown (set the flag, Broadcast)"""
         self._shutting_down = True
         while self._getters:
             waiter = self._getters.popleft()
@@ -173,6 +174,7 @@ class Queue(Generic[_T]):
         """Python only: a hook for the delaying layer to stop its timer."""
 
     def _wake_one(self) -> None:
+        """Python only: wake the longest-waiting `get` (Go's cond.Signal)."""
         while self._getters:
             waiter = self._getters.popleft()
             if not waiter.done():

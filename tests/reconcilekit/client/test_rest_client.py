@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -80,6 +81,8 @@ class _Server:
         )
         if request.method == "GET" and request.path in self.discovery:
             return web.json_response(self.discovery[request.path])
+        if request.path.endswith("/slow"):
+            await asyncio.sleep(1.0)
         if request.query.get("watch") == "true":
             resp = web.StreamResponse()
             await resp.prepare(request)
@@ -198,6 +201,10 @@ async def test_delete_sends_delete_options(server: tuple[_Server, str], client: 
     }
     with pytest.raises(ValueError, match="unknown delete preconditions"):
         await client.delete(obj, preconditions={"name": "x"})
+    # With a body the server ignores the query string, so a dry run must be in the body.
+    await client.delete(obj, dry_run=True)
+    assert json.loads(srv.requests[-1]["body"])["dryRun"] == ["All"]
+    assert srv.requests[-1]["query"] == []
 
 
 @pytest.mark.parametrize(
@@ -221,7 +228,12 @@ async def test_status_answers_become_errors(
     assert is_conflict(info.value) == (reason == "Conflict")
 
 
-async def test_retry_after_header_reaches_the_error(server: tuple[_Server, str], client: RestClient) -> None:
+async def test_retry_after_header_reaches_the_error(
+    server: tuple[_Server, str], client: RestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reconcilekit.client import _rest
+
+    monkeypatch.setattr(_rest, "MAX_RETRIES", 0)
     srv, _ = server
     srv.replies[("GET", "/api/v1/namespaces/ns/configmaps/a")] = (
         429,
@@ -361,3 +373,86 @@ async def test_typed_client_round_trips_unknown_fields(server: tuple[_Server, st
     assert sent["binaryData"] == {"b": "AA=="}
     assert sent["immutable"] is False
     assert model.data == {"k": "v"}  # refreshed from the answer
+
+
+async def test_token_bucket_spaces_requests_after_the_burst(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Burst 2 at 10 qps: two at once, then 0.1 s apart (sleeps recorded, not timed)."""
+    from reconcilekit.client import _rest
+
+    now = [100.0]
+    sleeps: list[float] = []
+    monkeypatch.setattr(_rest.time, "monotonic", lambda: now[0])
+
+    async def fake_sleep(seconds: float) -> None:
+        sleeps.append(round(seconds, 6))
+
+    monkeypatch.setattr(_rest.asyncio, "sleep", fake_sleep)
+    bucket = _rest.TokenBucket(10.0, 2)
+    for _ in range(4):
+        await bucket.wait()
+    assert sleeps == [0.1, 0.2]
+    now[0] += 1.0  # a second later the bucket is full again (capped at burst)
+    sleeps.clear()
+    await bucket.wait()
+    await bucket.wait()
+    assert sleeps == []
+
+
+async def test_retry_after_answers_are_retried_then_surface(server: tuple[_Server, str], client: RestClient) -> None:
+    """429 with Retry-After is repeated (client-go's rule); without the header it is raised at once."""
+    srv, _ = server
+    path = "/api/v1/namespaces/ns/configmaps/busy"
+    srv.replies[("GET", path)] = (429, _status(429, "TooManyRequests"), {"Retry-After": "0"})
+    with pytest.raises(TooManyRequestsError):
+        await client.get(CM, ObjectKey("ns", "busy"))
+    assert client.request_counts()[RequestKey("get", "configmaps", 429)] == 11  # 1 + MAX_RETRIES
+
+    srv.replies[("GET", path)] = (429, _status(429, "TooManyRequests"), {})
+    client.reset_request_counts()
+    with pytest.raises(TooManyRequestsError):
+        await client.get(CM, ObjectKey("ns", "busy"))
+    assert client.request_counts() == {RequestKey("get", "configmaps", 429): 1}
+
+
+async def test_every_request_has_a_timeout(server: tuple[_Server, str]) -> None:
+    """A server slower than the client's timeout gives TransportError, counted as <error>."""
+    _, url = server
+    async with new_client(RestConfig(host=url), timeout=0.2) as c:
+        c.rest_mapper.add(RESTMapping(CM, GroupVersionResource("", "v1", "configmaps"), True))
+        with pytest.raises(TransportError, match="timed out"):
+            await c.get(CM, ObjectKey("ns", "slow"))
+        assert c.request_counts() == {RequestKey("get", "configmaps", "<error>"): 1}
+
+
+async def test_with_options_shares_the_session_and_counts(server: tuple[_Server, str], client: RestClient) -> None:
+    srv, _ = server
+    base = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}}
+    srv.replies[("POST", "/api/v1/namespaces/ns/configmaps")] = (201, base, {})
+    dry = client.with_options(dry_run=True, field_owner="dry-owner")
+    await dry.create(dict(base))
+    assert srv.requests[-1]["query"] == [("dryRun", "All"), ("fieldManager", "dry-owner")]
+    await dry.close()  # not the owner: the parent's session stays open
+    await client.create(dict(base))
+    assert srv.requests[-1]["query"] == [("fieldManager", "tester")]
+    assert client.counts.by_verb()["create"] == 2
+
+
+def test_public_names_resolve() -> None:
+    """Every name in the __all__ of the client's modules exists."""
+    import importlib
+
+    for name in (
+        "reconcilekit.client",
+        "reconcilekit.client.client",
+        "reconcilekit.client.patch",
+        "reconcilekit.client.typed",
+        "reconcilekit.client.apiutil",
+        "reconcilekit.client.metrics",
+        "reconcilekit.config",
+        "reconcilekit.retry",
+        "reconcilekit.controllerutil",
+        "reconcilekit.errors",
+    ):
+        module = importlib.import_module(name)
+        missing = [n for n in module.__all__ if not hasattr(module, n)]
+        assert missing == [], name

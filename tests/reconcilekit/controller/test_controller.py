@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import structlog
 from runtime_fakes import CONFIGMAP, FakeInformers, ScriptedReconciler, next_call, obj, settle
+from structlog.testing import capture_logs
 
 from reconcilekit import source
 from reconcilekit.controller import Controller, Options, new_controller, reconcile_id_from_context
@@ -19,10 +20,25 @@ from reconcilekit.errors import TerminalError
 from reconcilekit.handler import EnqueueRequestForObject
 from reconcilekit.metrics import REGISTRY
 from reconcilekit.reconcile import Request, Result
-from reconcilekit.workqueue import FakeClock, ItemExponentialFailureRateLimiter, RateLimitingQueue
+from reconcilekit.workqueue import FakeClock, ItemExponentialFailureRateLimiter, PriorityQueue, RateLimitingQueue
 
 _names = itertools.count()
 A = Request("default", "a")
+_use_priority_queue = True
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["priority-queue", "client-go-queue"])
+def queue_flavour(request: pytest.FixtureRequest) -> None:
+    """Every test runs with both queues: the outcome table is the same."""
+    global _use_priority_queue
+    _use_priority_queue = request.param
+
+
+@pytest.fixture
+def logs() -> Any:
+    """Log lines as dicts, not rendered (rendering tracebacks is slow)."""
+    with capture_logs() as captured:
+        yield captured
 
 
 def metric(name: str, controller: str, **labels: str) -> float:
@@ -41,14 +57,19 @@ class Env:
         self.controller: Controller = new_controller(
             self.name,
             self.reconciler,
-            Options(clock=self.clock, rate_limiter=ItemExponentialFailureRateLimiter(), **options),
+            Options(
+                clock=self.clock,
+                rate_limiter=ItemExponentialFailureRateLimiter(),
+                use_priority_queue=_use_priority_queue,
+                **options,
+            ),
         )
         self.controller.watch(source.kind(self.informers, CONFIGMAP, EnqueueRequestForObject(), clock=self.clock))
 
     @property
-    def queue(self) -> RateLimitingQueue[Request]:
+    def queue(self) -> Any:
         queue = self.controller.queue  # type: ignore[attr-defined]
-        assert isinstance(queue, RateLimitingQueue)
+        assert isinstance(queue, PriorityQueue if _use_priority_queue else RateLimitingQueue)
         return queue
 
     @contextlib.asynccontextmanager
@@ -65,7 +86,7 @@ class Env:
 
 # Upstream: pkg/internal/controller/controller_test.go
 #   It "should not requeue if the error is a terminal error"
-async def test_terminal_error_is_not_requeued_and_not_forgotten() -> None:
+async def test_terminal_error_is_not_requeued_and_not_forgotten(logs: list[dict[str, Any]]) -> None:
     """TerminalError: no requeue, no forget, counted as error and terminal error."""
 
     def script(_: Request, n: int) -> Result:
@@ -89,9 +110,12 @@ async def test_terminal_error_is_not_requeued_and_not_forgotten() -> None:
     assert metric("controller_runtime_terminal_reconcile_errors_total", env.name) == 1
     assert metric("controller_runtime_reconcile_errors_total", env.name) == 2
     assert metric("controller_runtime_reconcile_total", env.name, result="error") == 2
+    errors = [line for line in logs if line["event"] == "reconciler error"]
+    assert [str(line["exc_info"]) for line in errors] == ["transient", "bad spec"]
+    assert all(line["log_level"] == "error" for line in errors)
 
 
-async def test_an_error_that_wraps_a_terminal_error_is_terminal() -> None:
+async def test_an_error_that_wraps_a_terminal_error_is_terminal(logs: Any) -> None:
     """A TerminalError anywhere in the __cause__ chain counts as terminal."""
 
     def script(_: Request, _n: int) -> Result:
@@ -111,7 +135,7 @@ async def test_an_error_that_wraps_a_terminal_error_is_terminal() -> None:
 # Upstream: pkg/internal/controller/controller_test.go
 #   It "should requeue a Request with rate limiting if the Result has Requeue: true" and
 #   "should requeue a Request if there is an error and continue processing items"
-async def test_an_error_requeues_with_rate_limiting_and_ignores_the_result() -> None:
+async def test_an_error_requeues_with_rate_limiting_and_ignores_the_result(logs: Any) -> None:
     """Any other exception: add_rate_limited, so the retry comes after 5 ms, then 10 ms."""
     env = Env(lambda _r, n: (_ for _ in ()).throw(RuntimeError("boom")) if n <= 2 else Result())
     async with env.running():
@@ -133,7 +157,7 @@ async def test_an_error_requeues_with_rate_limiting_and_ignores_the_result() -> 
 
 # Upstream: pkg/internal/controller/controller_test.go
 #   It "should perform a requeueAfter with RequeueAfter set"
-async def test_requeue_after_forgets_then_adds_after_the_delay() -> None:
+async def test_requeue_after_forgets_then_adds_after_the_delay(logs: Any) -> None:
     """requeue_after > 0: forget (backoff reset), then add_after(requeue_after)."""
 
     def script(_: Request, n: int) -> Result:
@@ -176,7 +200,7 @@ async def test_requeue_adds_rate_limited_without_forgetting() -> None:
     assert metric("controller_runtime_reconcile_total", env.name, result="requeue") == 2
 
 
-async def test_success_forgets_and_queues_nothing() -> None:
+async def test_success_forgets_and_queues_nothing(logs: Any) -> None:
     """Result(): forget; nothing waits; counted as success."""
 
     def script(_: Request, n: int) -> Result:
@@ -281,7 +305,7 @@ class Panic(BaseException):
     """A BaseException that is not an Exception: the Python face of a Go panic."""
 
 
-async def test_a_panic_is_counted_and_requeued_when_recovered() -> None:
+async def test_a_panic_is_counted_and_requeued_when_recovered(logs: Any) -> None:
     """recover_panic (default): panics_total++, then the error path (rate-limited requeue)."""
 
     def script(_: Request, n: int) -> Result:
@@ -300,7 +324,7 @@ async def test_a_panic_is_counted_and_requeued_when_recovered() -> None:
     assert metric("controller_runtime_reconcile_errors_total", env.name) == 1
 
 
-async def test_an_unrecovered_panic_stops_the_controller() -> None:
+async def test_an_unrecovered_panic_stops_the_controller(logs: Any) -> None:
     """recover_panic=False: the panic leaves start()."""
 
     def script(_: Request, _n: int) -> Result:
@@ -315,7 +339,7 @@ async def test_an_unrecovered_panic_stops_the_controller() -> None:
     assert metric("controller_runtime_reconcile_panics_total", env.name) == 1
 
 
-async def test_a_reconcile_past_its_timeout_is_cancelled_counted_and_requeued() -> None:
+async def test_a_reconcile_past_its_timeout_is_cancelled_counted_and_requeued(logs: Any) -> None:
     """reconciliation_timeout: the reconcile is cancelled, timeouts_total++, rate-limited requeue."""
     env = Env(reconciliation_timeout=0.01)
 
@@ -336,7 +360,7 @@ async def test_a_reconcile_past_its_timeout_is_cancelled_counted_and_requeued() 
     assert metric("controller_runtime_reconcile_errors_total", env.name) == 1
 
 
-async def test_start_fails_when_a_source_does_not_sync_in_time() -> None:
+async def test_start_fails_when_a_source_does_not_sync_in_time(logs: Any) -> None:
     """A source that never syncs fails start() with TimeoutError after cache_sync_timeout."""
     env = Env(cache_sync_timeout=0.01)
     env.informer.synced = False
@@ -432,3 +456,63 @@ async def test_need_leader_election_follows_the_option() -> None:
     assert not new_controller(
         f"t_{next(_names)}", ScriptedReconciler(), Options(need_leader_election=False)
     ).need_leader_election()
+
+
+async def test_requeues_keep_the_handed_out_priority_unless_the_result_sets_one() -> None:
+    """Priority queue: an initial-list request (-100) is requeued at -100; Result.priority overrides."""
+    if not _use_priority_queue:
+        pytest.skip("priorities exist only on the priority queue")
+    env = Env(lambda _r, n: Result(requeue_after=1.0) if n == 1 else Result(requeue_after=1.0, priority=5))
+    env.informer.objects = [obj("a")]
+    async with env.running():
+        await next_call(env.reconciler)
+        assert env.queue._entries[A].priority == -100
+        env.clock.advance(1.0)
+        await next_call(env.reconciler)
+        assert env.queue._entries[A].priority == 5
+
+
+async def test_the_default_rate_limiter_depends_on_the_queue() -> None:
+    """Priority queue: per-item 5 ms..1000 s only; client-go queue: max of that and the bucket."""
+    name = f"t_{next(_names)}"
+    controller = new_controller(name, ScriptedReconciler(), Options(use_priority_queue=_use_priority_queue))
+    task = asyncio.create_task(controller.start(), name="default-limiter")
+    await settle()
+    limiter = controller.queue.rate_limiter  # type: ignore[attr-defined]
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    expected = "ItemExponentialFailureRateLimiter" if _use_priority_queue else "MaxOfRateLimiter"
+    assert type(limiter).__name__ == expected
+
+
+async def test_a_reconciler_that_returns_no_result_is_an_error_not_a_crash(logs: Any) -> None:
+    """Returning None (a forgotten return) is logged and requeued; the worker lives on."""
+    env = Env(lambda _r, n: None if n == 1 else Result())  # type: ignore[arg-type, return-value]
+    async with env.running():
+        env.informer.add(obj("a"))
+        await next_call(env.reconciler)
+        env.clock.advance(0.005)
+        await next_call(env.reconciler)
+    assert "not a Result" in str(next(line["exc_info"] for line in logs if line["event"] == "reconciler error"))
+
+
+async def test_watch_after_start_starts_the_source_at_once() -> None:
+    """A source added to a running controller delivers without a restart."""
+    env = Env()
+    other = FakeInformers()
+    late = other.informer_for(CONFIGMAP)
+    async with env.running():
+        env.controller.watch(source.kind(other, CONFIGMAP, EnqueueRequestForObject(), clock=env.clock))
+        await settle()
+        late.add(obj("late"))
+        assert await next_call(env.reconciler) == Request("default", "late")
+
+
+async def test_a_sync_timeout_names_the_source_and_chains_why_the_informer_was_missing(logs: Any) -> None:
+    """The start error says which source and carries the last get_informer error as its cause."""
+    env = Env(cache_sync_timeout=0.01)
+    env.informers.fail = 1_000
+    with pytest.raises(TimeoutError, match="kind source: v1, Kind=ConfigMap") as caught:
+        await asyncio.wait_for(env.controller.start(), timeout=5)
+    assert type(caught.value.__cause__).__name__ == "NoKindMatchError"

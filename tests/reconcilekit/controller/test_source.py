@@ -7,6 +7,7 @@ import contextlib
 from typing import Any
 
 from runtime_fakes import CONFIGMAP, FakeInformer, FakeInformers, obj, settle
+from structlog.testing import capture_logs
 
 from reconcilekit import predicate, source
 from reconcilekit.cache.interfaces import DeletedFinalStateUnknown
@@ -111,10 +112,13 @@ async def test_a_failing_predicate_drops_only_that_event() -> None:
             raise KeyError("boom")
         return True
 
-    async with started(source.informer(informer, handler, predicate.Funcs(create_func=explode)), RateLimitingQueue()):
-        informer.add(obj("bad"))
-        informer.add(obj("good"))
+    src = source.informer(informer, handler, predicate.Funcs(create_func=explode))
+    with capture_logs() as logs:
+        async with started(src, RateLimitingQueue()):
+            informer.add(obj("bad"))
+            informer.add(obj("good"))
     assert seen == [CreateEvent(obj("good"))]
+    assert [line["log_level"] for line in logs] == ["error"]
 
 
 async def test_the_kind_source_is_synced_only_when_its_registration_is() -> None:

@@ -13,7 +13,7 @@ from reconcilekit.handler import (
     enqueue_requests_from_map_func,
 )
 from reconcilekit.reconcile import Request
-from reconcilekit.workqueue import RateLimitingQueue
+from reconcilekit.workqueue import LOW_PRIORITY, PriorityQueue, RateLimitingQueue
 
 REPLICASET = GroupVersionKind("apps", "v1", "ReplicaSet")
 NODE = GroupVersionKind("", "v1", "Node")
@@ -130,3 +130,36 @@ def test_funcs_without_functions_do_nothing() -> None:
     Funcs().create(CreateEvent(pod()), q)
     Funcs(create_func=lambda e, q: q.add(Request("x", "y"))).create(CreateEvent(pod()), q)
     assert drain(q) == [Request("x", "y")]
+
+
+def with_rv(o: dict[str, Any], rv: str) -> dict[str, Any]:
+    return {**o, "metadata": {**o["metadata"], "resourceVersion": rv}}
+
+
+async def test_initial_list_creates_and_resyncs_go_in_at_low_priority() -> None:
+    """On a priority queue: initial-list creates and same-RV updates get LOW_PRIORITY (-100)."""
+    h, q = EnqueueRequestForObject(), PriorityQueue[Request]()
+    h.create(CreateEvent(pod("initial"), is_in_initial_list=True), q)
+    h.create(CreateEvent(pod("new")), q)
+    h.update(UpdateEvent(with_rv(pod("resync"), "5"), with_rv(pod("resync"), "5")), q)
+    h.update(UpdateEvent(with_rv(pod("changed"), "5"), with_rv(pod("changed"), "6")), q)
+    got = [await q.get_with_priority() for _ in range(4)]
+    assert got == [
+        (Request("ns", "new"), 0),
+        (Request("ns", "changed"), 0),
+        (Request("ns", "initial"), LOW_PRIORITY),
+        (Request("ns", "resync"), LOW_PRIORITY),
+    ]
+
+
+async def test_owner_and_map_handlers_apply_the_low_priority_rules_too() -> None:
+    """The owner and map-function handlers use the same priorities."""
+    q = PriorityQueue[Request]()
+    owner = enqueue_request_for_owner(REPLICASET)
+    owner.create(CreateEvent(pod(owners=[ref("rs", controller=True)]), is_in_initial_list=True), q)
+    mapped = enqueue_requests_from_map_func(lambda o: [Request("ns", "mapped")])
+    mapped.update(UpdateEvent(with_rv(pod(), "1"), with_rv(pod(), "1")), q)
+    assert sorted([await q.get_with_priority() for _ in range(2)]) == [  # type: ignore[type-var]
+        (Request("ns", "mapped"), LOW_PRIORITY),
+        (Request("ns", "rs"), LOW_PRIORITY),
+    ]

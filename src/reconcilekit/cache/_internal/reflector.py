@@ -71,23 +71,37 @@ def _too_large_rv(err: BaseException) -> bool:
     return "too large resource version" in err.message.lower()
 
 
+def _causes(err: BaseException) -> list[BaseException]:
+    """``err`` and its ``__cause__`` chain (the client wraps aiohttp's errors in TransportError)."""
+    chain: list[BaseException] = []
+    cur: BaseException | None = err
+    while cur is not None and cur not in chain:
+        chain.append(cur)
+        cur = cur.__cause__
+    return chain
+
+
 def _connection_refused(err: BaseException) -> bool:
-    if isinstance(err, ConnectionRefusedError | aiohttp.ClientConnectorError):
-        return True
-    cause = err.__cause__
-    return cause is not None and cause is not err and _connection_refused(cause)
+    """Nobody listens (the API server is down or restarting). Ports: utilnet.IsConnectionRefused"""
+    return any(isinstance(e, ConnectionRefusedError | aiohttp.ClientConnectorError) for e in _causes(err))
 
 
 def _stream_broken(err: BaseException) -> bool:
-    """The server went away mid-stream: client-go sees that as a normal end of the watch."""
-    return isinstance(
-        err,
-        aiohttp.ClientPayloadError
-        | aiohttp.ServerDisconnectedError
-        | ConnectionResetError
-        | asyncio.IncompleteReadError
-        | aiohttp.ClientOSError,
-    ) and not _connection_refused(err)
+    """The server went away mid-stream: client-go's watch sees that as a normal end."""
+    if _connection_refused(err):
+        return False
+    return any(
+        isinstance(
+            e,
+            aiohttp.ClientPayloadError
+            | aiohttp.ServerDisconnectedError
+            | ConnectionResetError
+            | asyncio.IncompleteReadError
+            | aiohttp.ClientOSError
+            | TimeoutError,
+        )
+        for e in _causes(err)
+    )
 
 
 def _accepts(func: Any, name: str) -> bool:
@@ -111,6 +125,11 @@ class Reflector:
         min_watch_timeout: seconds, see `MIN_WATCH_TIMEOUT`.
         backoff: delays between cycles and watch retries.
         allow_watch_bookmarks: ask for BOOKMARK events (default true).
+        initial_list_from_watch_cache: make the first LIST at resourceVersion "0" (client-go's
+            choice: any freshness, from the API server's watch cache, which ignores ``limit``
+            and answers in one piece). Off by default: the first LIST is a paginated quorum
+            read, so at most one page (500 objects) is decoded at a time, which keeps the
+            start-up memory peak near the steady state.
 
     Ports: cache.Reflector
     """
@@ -128,8 +147,10 @@ class Reflector:
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
         backoff: BackoffSettings | None = None,
         allow_watch_bookmarks: bool = True,
+        initial_list_from_watch_cache: bool = False,
     ) -> None:
         self._client = client
+        self._first_list_rv = "0" if initial_list_from_watch_cache else ""
         self._gvk = gvk
         self._store = store
         self._namespace = namespace
@@ -148,6 +169,8 @@ class Reflector:
         """How many complete LISTs this reflector made (for tests and metrics)."""
         self.watches = 0
         """How many watches this reflector opened."""
+        self.expired = 0
+        """How many watches ended with 410 Gone/Expired."""
 
     @property
     def last_sync_resource_version(self) -> str:
@@ -179,7 +202,7 @@ class Reflector:
         if self._rv_unavailable:
             return ""
         if self._last_sync_rv == "":
-            return "0"
+            return self._first_list_rv  # client-go: "0"; see initial_list_from_watch_cache
         return self._last_sync_rv
 
     async def _list(self) -> None:
@@ -264,6 +287,7 @@ class Reflector:
                     self._handle(event.type, event.object)
             except Exception as err:
                 if is_gone(err) or is_resource_expired(err):
+                    self.expired += 1
                     self._log.debug("watch expired", error=str(err))
                     return  # backoff, then relist at the last RV
                 if events == 0 and (_connection_refused(err) or is_too_many_requests(err)):
