@@ -8,6 +8,7 @@ system trust store runs in a worker thread so the loop never blocks.
 from __future__ import annotations
 
 import asyncio
+import base64
 import ssl
 
 import aiohttp
@@ -59,15 +60,18 @@ class AiohttpTransport:
         """
         session = await self._open()
         proxy = self._proxy.proxy_for(request.url) if self._proxy else None
-        proxy_url, proxy_auth = _split_proxy(proxy)
+        proxy_url, proxy_headers = _split_proxy(proxy)
+        headers = dict(request.headers)
+        if proxy_headers and request.url.startswith("http://"):
+            headers.update(proxy_headers)  # a plain-HTTP proxy sees the request itself, not a CONNECT
         try:
             async with session.request(
                 request.method,
                 URL(request.url, encoded=True),
-                headers=dict(request.headers),
+                headers=headers,
                 data=request.body,
                 proxy=proxy_url,
-                proxy_auth=proxy_auth,
+                proxy_headers=proxy_headers,
                 ssl=self._ssl if self._ssl is not None else True,
                 timeout=aiohttp.ClientTimeout(total=request.timeout),
             ) as answer:
@@ -104,14 +108,15 @@ def _ssl_context(root_ca: str) -> ssl.SSLContext:
     return context
 
 
-def _split_proxy(proxy: str | None) -> tuple[URL | None, aiohttp.BasicAuth | None]:
-    """Python only: aiohttp wants proxy credentials apart from the URL."""
+def _split_proxy(proxy: str | None) -> tuple[URL | None, dict[str, str] | None]:
+    """Python only: aiohttp wants proxy credentials apart from the URL, as a Proxy-Authorization header."""
     if proxy is None:
         return None, None
     url = URL(proxy)
     if url.user is None:
         return url, None
-    return url.with_user(None), aiohttp.BasicAuth(url.user, url.password or "")
+    basic = base64.b64encode(f"{url.user}:{url.password or ''}".encode()).decode()
+    return url.with_user(None), {"Proxy-Authorization": f"Basic {basic}"}
 
 
 def _describe(err: BaseException) -> str:

@@ -124,8 +124,9 @@ async def send_with_retries(
         sleep: Awaited between attempts (``asyncio.sleep``; tests pass a recorder).
         redact: Scrubs secrets from error messages.
         extra_retry_statuses: Statuses retried besides the default policy's.
-        return_last_response: When retries run out on a retryable status,
-            return that answer instead of raising (the admin-connection call).
+        return_last_response: When retries run out on one of
+            ``extra_retry_statuses``, return that answer instead of raising
+            (the admin-connection call).
         clock: Unix time in seconds, for ``Retry-After`` dates.
 
     Returns:
@@ -169,7 +170,9 @@ async def send_with_retries(
             wait_seconds=wait,
         )
         await sleep(wait)
-    if return_last_response and response is not None:
+    if return_last_response and response is not None and response.status in extra_retry_statuses:
+        # Go: the custom policy retried this status without an error, so the answer itself comes back;
+        # statuses of the default policy end with its error, as for every other call.
         return response, attempt
     reason = f"unexpected HTTP status {response.status_line}" if response is not None else str(error)
     exhausted = request_failed(

@@ -34,6 +34,10 @@ def encode_query(values: dict[str, list[str]]) -> str:
 
 
 def _values(query: str) -> dict[str, list[str]]:
+    """Parse a query string into Go's url.Values shape.
+
+    Python only: a helper of the port.
+    """
     out: dict[str, list[str]] = {}
     for key, value in parse_qsl(query, keep_blank_values=True):
         out.setdefault(key, []).append(value)

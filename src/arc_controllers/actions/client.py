@@ -433,17 +433,23 @@ class ActionsClient:
 
 
 class _ScaleSetList(BaseModel):
-    count: int
+    """Ports: scaleset runnerScaleSetsResponse"""
+
+    count: int = 0
     value: list[RunnerScaleSet] = []
 
 
 class _RunnerGroupList(BaseModel):
-    count: int
+    """Ports: scaleset RunnerGroupList"""
+
+    count: int = 0
     value: list[RunnerGroup] = []
 
 
 class _RunnerList(BaseModel):
-    count: int
+    """Ports: scaleset RunnerReferenceList"""
+
+    count: int = 0
     value: list[RunnerReference] = []
 
 
@@ -464,6 +470,7 @@ def new_client(
     root_ca: str = "",
     transport: Transport | None = None,
     sleep: Sleep = asyncio.sleep,
+    clock: Callable[[], float] = time.time,
 ) -> ActionsClient:
     """Build a client for ``config_url`` with App or PAT credentials.
 
@@ -476,6 +483,7 @@ def new_client(
         root_ca: PEM certificates trusted besides the system roots.
         transport: Replaces the aiohttp transport (tests).
         sleep: Awaited between retries.
+        clock: Unix seconds, for token expiry and the App JWT (tests move it).
 
     Raises:
         InvalidGitHubConfigURLError: the URL names no scope.
@@ -498,6 +506,7 @@ def new_client(
         transport=transport or AiohttpTransport(proxy=proxy, root_ca=root_ca),
         retry=retry or RetryPolicy(),
         sleep=sleep,
+        clock=clock,
         proxy_set=proxy.is_set,
         root_ca_set=bool(root_ca),
     )

@@ -136,6 +136,10 @@ Redact = Callable[[str], str]
 
 
 def _head(request: HttpRequest, response: HttpResponse | None) -> str:
+    """Return ``request M U failed`` plus the status and ids of the answer, Go's error prefix.
+
+    Python only: a helper of the port.
+    """
     head = f"request {request.method} {request.url} failed"
     if response is None:
         return head
@@ -191,6 +195,10 @@ def error_from_response(
     head = _head(request, response)
 
     def make(cls: type[ActionsError], text: str, type_name: str = "") -> ActionsError:
+        """Make.
+
+        Python only: a helper of the port.
+        """
         return cls(
             redact(f"{head}: {text}"),
             status=response.status,

@@ -21,6 +21,10 @@ __all__ = ["ProxyConfig"]
 
 
 def _first(env: Mapping[str, str], *names: str) -> str:
+    """The first non-empty variable among ``names``.
+
+    Python only: a helper of the port.
+    """
     return next((env[n] for n in names if env.get(n)), "")
 
 
@@ -116,6 +120,10 @@ class ProxyConfig:
 
 
 def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``host`` as an IP address, or ``None``.
+
+    Python only: a helper of the port.
+    """
     try:
         return ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -123,6 +131,10 @@ def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 
 def _split_port(entry: str) -> tuple[str, int | None]:
+    """Split ``host:port`` (IPv6 in brackets); the port is ``None`` when absent.
+
+    Python only: a helper of the port.
+    """
     if entry.startswith("["):
         host, _, rest = entry[1:].partition("]")
         return host, int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None

@@ -14,10 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["REDACTED", "SecretSet", "redact"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "SecretSet", "redact"]
 
 REDACTED = "[redacted]"
 """What a secret is replaced with."""
+
+MIN_SECRET_LENGTH = 8
+"""Shorter values are never treated as secrets."""
 
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 _PEM = re.compile(r"-----BEGIN [A-Z ]+-----.*?(-----END [A-Z ]+-----|$)", re.DOTALL)
@@ -29,13 +32,14 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
 
     Args:
         text: Any text meant for a log line or an exception message.
-        secrets: Exact secret values to remove; empty strings are ignored.
-            Longer values are replaced first, so a secret that contains
-            another is removed whole.
+        secrets: Exact secret values to remove; values shorter than
+            `MIN_SECRET_LENGTH` are ignored (no real token is that short, and
+            replacing a common word would garble the text). Longer values are
+            replaced first, so a secret that contains another is removed whole.
 
     Python only: see the module docstring.
     """
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+    for secret in sorted((s for s in secrets if len(s) >= MIN_SECRET_LENGTH), key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     text = _PEM.sub(REDACTED, text)
     text = _JWT.sub(REDACTED, text)

@@ -92,6 +92,10 @@ class MessageSessionClient:
         return self._session if self._session is not None else RunnerScaleSetSession()
 
     def _current(self) -> RunnerScaleSetSession:
+        """The live session; raises when closed.
+
+        Python only: a helper of the port.
+        """
         if self._session is None:
             raise ActionsError("message session is closed")
         return self._session
@@ -131,9 +135,17 @@ class MessageSessionClient:
         return await call()
 
     async def _send_queue(self, request: HttpRequest) -> tuple[HttpResponse, int]:
+        """Send a queue request with the session's retry policy.
+
+        Python only: a helper of the port.
+        """
         return await self._client.send(request, retry=self._retry)
 
     def _queue_headers(self, **extra: str) -> dict[str, str]:
+        """Headers of a queue call: queue-token auth and User-Agent.
+
+        Python only: a helper of the port.
+        """
         return {
             "Authorization": f"Bearer {self._current().message_queue_access_token}",
             "User-Agent": self._client.user_agent,
@@ -276,5 +288,7 @@ class MessageSessionClient:
 
 
 class _AcquiredJobs(BaseModel):
+    """Ports: scaleset acquireJobsResponse"""
+
     count: int = 0
     value: list[int] = []

@@ -80,7 +80,10 @@ class HttpResponse:
 
     @property
     def status_line(self) -> str:
-        """Go's ``resp.Status``, e.g. ``"404 Not Found"``."""
+        """Go's ``resp.Status``, e.g. ``"404 Not Found"``.
+
+        Python only: a helper of the port.
+        """
         reason = self.reason
         if not reason:
             try:
@@ -126,6 +129,8 @@ class Transport(Protocol):
 
         Raises:
             TransportError: no answer arrived.
+
+        Python only: a helper of the port.
         """
         ...
 

@@ -116,8 +116,8 @@ class Label(_Wire):
 class RunnerGroup(_Wire):
     """Ports: scaleset.RunnerGroup"""
 
-    id: int
-    name: str
+    id: int = 0
+    name: str = ""
     size: int = 0
     is_default_group: bool = False
 
@@ -193,8 +193,8 @@ class RunnerReference(_Wire):
     Ports: scaleset.RunnerReference
     """
 
-    id: int
-    name: str
+    id: int = 0
+    name: str = ""
     runner_scale_set_id: int = 0
 
 

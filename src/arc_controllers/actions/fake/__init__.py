@@ -14,6 +14,7 @@ Python only: the stand-in that makes ARC runnable without GitHub (spec §6.2).
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from typing import Any
 
 import structlog
@@ -23,9 +24,22 @@ from arc_controllers.actions.auth import GitHubAppAuth, PersonalAccessToken
 from arc_controllers.actions.fake.app import TENANT_PATH, FakeContext, build_app
 from arc_controllers.actions.fake.control import Fault, FaultInjector
 from arc_controllers.actions.fake.github import FakeGitHub
-from arc_controllers.actions.fake.state import FakeError, FakeJob, FakeRunner, FakeState
+from arc_controllers.actions.fake.model import FakeError, FakeJob, FakeRunner
+from arc_controllers.actions.fake.state import FakeState
 
-__all__ = ["TENANT_PATH", "FakeActionsService", "FakeError", "FakeJob", "FakeRunner", "Fault"]
+__all__ = [
+    "TENANT_PATH",
+    "FakeActionsService",
+    "FakeContext",
+    "FakeError",
+    "FakeGitHub",
+    "FakeJob",
+    "FakeRunner",
+    "FakeState",
+    "Fault",
+    "FaultInjector",
+    "build_app",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +59,7 @@ class FakeActionsService:
         admin_token_ttl: float = 3600.0,
         queue_token_ttl: float = 3600.0,
         organization: str = "my-org",
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         """Configure; nothing listens until `start`.
 
@@ -57,6 +72,8 @@ class FakeActionsService:
                 60 s before expiry, so ≤ 60 means a renewal on every call).
             queue_token_ttl: Seconds a message-queue token lives.
             organization: Organization of `config_url`.
+            ssl_context: Serve HTTPS with this server context (tests of the
+                client's extra root CA); plain HTTP when ``None``.
 
         Raises:
             ValueError: ``host`` is not a loopback address.
@@ -66,6 +83,7 @@ class FakeActionsService:
         self._host = host
         self._port = port
         self.organization = organization
+        self._ssl = ssl_context
         self.github = FakeGitHub(admin_token_ttl=admin_token_ttl)
         """GitHub side: credentials and issued tokens."""
         self.state = FakeState(queue_token_ttl=queue_token_ttl)
@@ -84,12 +102,13 @@ class FakeActionsService:
         """
         runner = web.AppRunner(build_app(self._ctx), access_log=None, shutdown_timeout=2.0)
         await runner.setup()
-        site = web.TCPSite(runner, self._host, self._port)
+        site = web.TCPSite(runner, self._host, self._port, ssl_context=self._ssl)
         await site.start()
         self._runner = runner
         sockets = runner.addresses
         port = sockets[0][1] if sockets else self._port
-        self._ctx.base_url = f"http://{self._host}:{port}"
+        scheme = "https" if self._ssl is not None else "http"
+        self._ctx.base_url = f"{scheme}://{self._host}:{port}"
         log.info("fake actions service listening", url=self._ctx.base_url)
 
     async def stop(self) -> None:
@@ -114,13 +133,19 @@ class FakeActionsService:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>``."""
+        """``http://127.0.0.1:<port>``.
+
+        Python only: part of the fake Actions service.
+        """
         if not self._ctx.base_url:
             raise RuntimeError("the fake Actions service is not started")
         return self._ctx.base_url
 
     def config_url(self, *, repository: str = "", enterprise: str = "") -> str:
-        """The config URL for the organization, one of its repositories, or an enterprise."""
+        """The config URL for the organization, one of its repositories, or an enterprise.
+
+        Python only: part of the fake Actions service.
+        """
         if enterprise:
             return f"{self.url}/enterprises/{enterprise}"
         if repository:
@@ -129,12 +154,18 @@ class FakeActionsService:
 
     @property
     def pat(self) -> PersonalAccessToken:
-        """A personal access token the fake accepts."""
+        """A personal access token the fake accepts.
+
+        Python only: part of the fake Actions service.
+        """
         return PersonalAccessToken(self.github.pat)
 
     @property
     def app(self) -> GitHubAppAuth:
-        """GitHub App credentials the fake accepts (the private key is the fake's own)."""
+        """GitHub App credentials the fake accepts (the private key is the fake's own).
+
+        Python only: part of the fake Actions service.
+        """
         return GitHubAppAuth(
             client_id=str(self.github.app_id),
             installation_id=self.github.installation_id,
@@ -142,7 +173,10 @@ class FakeActionsService:
         )
 
     def issued_secrets(self) -> list[str]:
-        """Every secret in play: PAT, private key, issued tokens, queue tokens, JIT secrets."""
+        """Every secret in play: PAT, private key, issued tokens, queue tokens, JIT secrets.
+
+        Python only: part of the fake Actions service.
+        """
         return [
             *self.github.issued_secrets(),
             *(s.queue_token for s in self.state.sessions.values()),
@@ -158,6 +192,8 @@ class FakeActionsService:
             labels: The job's ``runs-on`` labels.
             spec: Optional wire fields: ``repositoryName``, ``ownerName``,
                 ``jobWorkflowRef``, ``jobDisplayName``, ``eventName``.
+
+        Python only: part of the fake Actions service.
         """
         return self.state.queue_job({"labels": labels, **spec})
 
@@ -166,19 +202,30 @@ class FakeActionsService:
 
         Raises:
             FakeError: the JIT config is not one the service minted.
+
+        Python only: part of the fake Actions service.
         """
         return self.state.register_runner(encoded_jit_config)
 
     def take_job(self, runner_id: int) -> FakeJob | None:
-        """An online idle runner takes the oldest job assigned to its scale set (``JobStarted``)."""
+        """An online idle runner takes the oldest job assigned to its scale set (``JobStarted``).
+
+        Python only: part of the fake Actions service.
+        """
         return self.state.take_job(runner_id)
 
     def complete_job(self, request_id: int, result: str = "succeeded") -> FakeJob:
-        """Finish a job (``JobCompleted``); its runner's registration goes away."""
+        """Finish a job (``JobCompleted``); its runner's registration goes away.
+
+        Python only: part of the fake Actions service.
+        """
         return self.state.complete_job(request_id, result)
 
     def statistics(self, scale_set_id: int) -> dict[str, int]:
-        """The statistics the service would send for the scale set now."""
+        """The statistics the service would send for the scale set now.
+
+        Python only: part of the fake Actions service.
+        """
         return self.state.statistics(scale_set_id)
 
     # -- faults ------------------------------------------------------------------------------
@@ -193,7 +240,10 @@ class FakeActionsService:
         type_name: str = "",
         message: str = "injected fault",
     ) -> Fault:
-        """Answer ``endpoint`` with ``status`` (5xx, 429, 401, 409…) the next ``times`` times."""
+        """Answer ``endpoint`` with ``status`` (5xx, 429, 401, 409…) the next ``times`` times.
+
+        Python only: part of the fake Actions service.
+        """
         return self.faults.add(
             endpoint,
             "status",
@@ -205,19 +255,31 @@ class FakeActionsService:
         )
 
     def inject_latency(self, endpoint: str, seconds: float, *, times: int | None = 1) -> Fault:
-        """Hold ``endpoint``'s requests ``seconds`` before handling them."""
+        """Hold ``endpoint``'s requests ``seconds`` before handling them.
+
+        Python only: part of the fake Actions service.
+        """
         return self.faults.add(endpoint, "latency", times=times, delay=seconds)
 
     def inject_drop(self, endpoint: str, *, times: int | None = 1) -> Fault:
-        """Close the connection of ``endpoint``'s requests without an answer."""
+        """Close the connection of ``endpoint``'s requests without an answer.
+
+        Python only: part of the fake Actions service.
+        """
         return self.faults.add(endpoint, "drop", times=times)
 
     def inject_empty_body(self, endpoint: str = "get_message", *, times: int | None = 1) -> Fault:
-        """Answer 200 with an empty body (the get-message quirk of issue #4285)."""
+        """Answer 200 with an empty body (the get-message quirk of issue #4285).
+
+        Python only: part of the fake Actions service.
+        """
         return self.faults.add(endpoint, "empty_body", times=times)
 
     def inject_session_conflict(self, *, times: int | None = 1) -> Fault:
-        """Answer session creation with 409 ``RunnerScaleSetSessionConflictException``."""
+        """Answer session creation with 409 ``RunnerScaleSetSessionConflictException``.
+
+        Python only: part of the fake Actions service.
+        """
         return self.inject_status(
             "create_session",
             409,
@@ -227,13 +289,29 @@ class FakeActionsService:
         )
 
     def expire_queue_tokens(self) -> int:
-        """Make every message-queue token expire now (next queue call: 401)."""
+        """Make every message-queue token expire now (next queue call: 401).
+
+        Python only: part of the fake Actions service.
+        """
         return self.state.expire_queue_tokens()
 
+    def expire_session(self, scale_set_id: int) -> bool:
+        """Drop the scale set's message session, as the service expires an orphaned one.
+
+        Python only: part of the fake Actions service.
+        """
+        return self.state.expire_session(scale_set_id)
+
     def expire_admin_tokens(self) -> int:
-        """Revoke every admin token issued so far (next Actions call: 401)."""
+        """Revoke every admin token issued so far (next Actions call: 401).
+
+        Python only: part of the fake Actions service.
+        """
         return self.github.expire_admin_tokens()
 
     def requests(self, endpoint: str) -> int:
-        """How many requests ``endpoint`` (a route name) has received."""
+        """How many requests ``endpoint`` (a route name) has received.
+
+        Python only: part of the fake Actions service.
+        """
         return self.faults.requests[endpoint]

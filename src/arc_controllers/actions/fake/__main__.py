@@ -23,6 +23,10 @@ __all__ = ["main"]
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """Parse the command line.
+
+    Python only: part of the fake Actions service.
+    """
     parser = argparse.ArgumentParser(prog="arc-fake-actions", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8080, help="TCP port (0 picks a free one); default 8080")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on; default 127.0.0.1")

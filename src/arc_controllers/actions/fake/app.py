@@ -24,7 +24,8 @@ from aiohttp import web
 
 from arc_controllers.actions.fake.control import FaultInjector, add_control_routes
 from arc_controllers.actions.fake.github import FakeGitHub, GitHubAuthError
-from arc_controllers.actions.fake.state import UNLIMITED, FakeError, FakeSession, FakeState
+from arc_controllers.actions.fake.model import UNLIMITED, FakeError, FakeSession
+from arc_controllers.actions.fake.state import FakeState
 
 __all__ = ["TENANT_PATH", "FakeContext", "build_app"]
 
@@ -53,6 +54,10 @@ class FakeContext:
 
     @property
     def tenant_url(self) -> str:
+        """Tenant url.
+
+        Python only: part of the fake Actions service.
+        """
         return f"{self.base_url}{TENANT_PATH}/"
 
 
@@ -60,14 +65,26 @@ _CTX = web.AppKey("fake_context", FakeContext)
 
 
 def _ctx(request: web.Request) -> FakeContext:
+    """Return the fake's context from the request's application.
+
+    Python only: part of the fake Actions service.
+    """
     return request.app[_CTX]
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
+    """Answer with compact JSON.
+
+    Python only: part of the fake Actions service.
+    """
     return web.json_response(body, status=status, dumps=lambda v: json.dumps(v, separators=(",", ":")))
 
 
 def _exception(status: int, type_name: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    """Answer with an Actions exception body and an ActivityId header.
+
+    Python only: part of the fake Actions service.
+    """
     response = _json({"typeName": type_name, "message": message}, status)
     response.headers["ActivityId"] = str(uuid.uuid4())
     response.headers.update(headers or {})
@@ -75,12 +92,20 @@ def _exception(status: int, type_name: str, message: str, headers: dict[str, str
 
 
 def _github_error(status: int, message: str) -> web.Response:
+    """Answer with a GitHub REST error body and an X-GitHub-Request-Id header.
+
+    Python only: part of the fake Actions service.
+    """
     response = _json({"message": message, "documentation_url": "https://docs.github.com/rest"}, status)
     response.headers["X-GitHub-Request-Id"] = uuid.uuid4().hex[:16].upper()
     return response
 
 
 async def _body(request: web.Request) -> Any:
+    """Read the request body as JSON; ``None`` when empty.
+
+    Python only: part of the fake Actions service.
+    """
     raw = await request.read()
     if not raw.strip():
         return None
@@ -91,6 +116,10 @@ async def _body(request: web.Request) -> Any:
 
 
 def _int(request: web.Request, name: str) -> int:
+    """Read a numeric path parameter.
+
+    Python only: part of the fake Actions service.
+    """
     try:
         return int(request.match_info[name])
     except ValueError:
@@ -102,7 +131,10 @@ def _int(request: web.Request, name: str) -> int:
 
 @web.middleware
 async def _faults_and_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Count the request, fire matching faults, map errors to exception bodies."""
+    """Count the request, fire matching faults, map errors to exception bodies.
+
+    Python only: part of the fake Actions service.
+    """
     route = request.match_info.route.name or ""
     endpoint = route.split(".")[0]
     if endpoint and not endpoint.startswith("control_"):
@@ -132,15 +164,27 @@ async def _faults_and_errors(request: web.Request, handler: Handler) -> web.Stre
 
 
 async def _access_tokens(request: web.Request) -> web.StreamResponse:
+    """POST …/app/installations/{id}/access_tokens → 201 installation token.
+
+    Python only: part of the fake Actions service.
+    """
     body = _ctx(request).github.access_token(_int(request, "installation_id"), request.headers.get("Authorization", ""))
     return _json(body, 201)
 
 
 async def _registration_token(request: web.Request) -> web.StreamResponse:
+    """POST …/actions/runners/registration-token → 201 registration token.
+
+    Python only: part of the fake Actions service.
+    """
     return _json(_ctx(request).github.registration_token(request.headers.get("Authorization", "")), 201)
 
 
 async def _runner_registration(request: web.Request) -> web.StreamResponse:
+    """POST …/actions/runner-registration → 201 tenant URL and admin JWT.
+
+    Python only: part of the fake Actions service.
+    """
     body = await _body(request)
     if not isinstance(body, dict) or not body.get("url") or body.get("runner_event") != "register":
         return _github_error(400, "url and runner_event=register are required")
@@ -152,6 +196,10 @@ async def _runner_registration(request: web.Request) -> web.StreamResponse:
 
 
 def _admin(request: web.Request) -> FakeContext:
+    """Require a live admin token; 401 otherwise.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _ctx(request)
     if not ctx.github.check_admin(request.headers.get("Authorization", "")):
         raise FakeError(401, "VssUnauthorizedException", "admin token is missing, expired or revoked")
@@ -159,6 +207,10 @@ def _admin(request: web.Request) -> FakeContext:
 
 
 def _queue_session(request: web.Request) -> tuple[FakeContext, FakeSession]:
+    """Require the scale set's live message-queue token; 401 otherwise.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _ctx(request)
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     session = ctx.state.session_by_token(_int(request, "scale_set_id"), token if scheme == "Bearer" else "")
@@ -168,6 +220,10 @@ def _queue_session(request: web.Request) -> tuple[FakeContext, FakeSession]:
 
 
 def _session_json(ctx: FakeContext, session: FakeSession) -> dict[str, Any]:
+    """The RunnerScaleSetSession JSON of a session.
+
+    Python only: part of the fake Actions service.
+    """
     ss = ctx.state.scale_set(session.scale_set_id)
     return {
         "sessionId": session.session_id,
@@ -183,11 +239,19 @@ def _session_json(ctx: FakeContext, session: FakeSession) -> dict[str, Any]:
 
 
 async def _runner_groups(request: web.Request) -> web.StreamResponse:
+    """GET runnergroups/?groupName= → {count, value}.
+
+    Python only: part of the fake Actions service.
+    """
     groups = _admin(request).state.runner_groups_named(request.query.get("groupName", ""))
     return _json({"count": len(groups), "value": groups})
 
 
 async def _list_scale_sets(request: web.Request) -> web.StreamResponse:
+    """GET runnerscalesets?runnerGroupId=&name= → {count, value}.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _admin(request)
     name = request.query.get("name")
     group = request.query.get("runnerGroupId")
@@ -200,6 +264,10 @@ async def _list_scale_sets(request: web.Request) -> web.StreamResponse:
 
 
 async def _create_scale_set(request: web.Request) -> web.StreamResponse:
+    """POST runnerscalesets → 200 RunnerScaleSet.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _admin(request)
     body = await _body(request)
     if not isinstance(body, dict):
@@ -208,11 +276,19 @@ async def _create_scale_set(request: web.Request) -> web.StreamResponse:
 
 
 async def _get_scale_set(request: web.Request) -> web.StreamResponse:
+    """GET runnerscalesets/{id} → 200 RunnerScaleSet or 404.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _admin(request)
     return _json(ctx.state.scale_set_json(ctx.state.scale_set(_int(request, "scale_set_id"))))
 
 
 async def _update_scale_set(request: web.Request) -> web.StreamResponse:
+    """PATCH runnerscalesets/{id} with a partial scale set → 200.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _admin(request)
     body = await _body(request)
     if not isinstance(body, dict):
@@ -221,11 +297,19 @@ async def _update_scale_set(request: web.Request) -> web.StreamResponse:
 
 
 async def _delete_scale_set(request: web.Request) -> web.StreamResponse:
+    """DELETE runnerscalesets/{id} → 204.
+
+    Python only: part of the fake Actions service.
+    """
     _admin(request).state.delete_scale_set(_int(request, "scale_set_id"))
     return web.Response(status=204)
 
 
 async def _generate_jit_config(request: web.Request) -> web.StreamResponse:
+    """POST runnerscalesets/{id}/generatejitconfig → 200 {runner, encodedJITConfig}.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _admin(request)
     body = await _body(request)
     name = str(body.get("name") or "") if isinstance(body, dict) else ""
@@ -234,6 +318,10 @@ async def _generate_jit_config(request: web.Request) -> web.StreamResponse:
 
 
 async def _list_runners(request: web.Request) -> web.StreamResponse:
+    """GET agents?agentName= → {count, value}.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _admin(request)
     name = request.query.get("agentName")
     found = [r.reference() for r in ctx.state.runners.values() if name is None or r.name == name]
@@ -241,10 +329,18 @@ async def _list_runners(request: web.Request) -> web.StreamResponse:
 
 
 async def _get_runner(request: web.Request) -> web.StreamResponse:
+    """GET agents/{id} → 200 RunnerReference or 404.
+
+    Python only: part of the fake Actions service.
+    """
     return _json(_admin(request).state.runner(_int(request, "runner_id")).reference())
 
 
 async def _remove_runner(request: web.Request) -> web.StreamResponse:
+    """DELETE agents/{id} → 204; busy → JobStillRunningException.
+
+    Python only: part of the fake Actions service.
+    """
     _admin(request).state.remove_runner(_int(request, "runner_id"))
     return web.Response(status=204)
 
@@ -253,6 +349,10 @@ async def _remove_runner(request: web.Request) -> web.StreamResponse:
 
 
 async def _create_session(request: web.Request) -> web.StreamResponse:
+    """POST runnerscalesets/{id}/sessions → 200 session, 409 when one is live.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _admin(request)
     body = await _body(request)
     owner = str(body.get("ownerName") or "") if isinstance(body, dict) else ""
@@ -261,17 +361,29 @@ async def _create_session(request: web.Request) -> web.StreamResponse:
 
 
 async def _refresh_session(request: web.Request) -> web.StreamResponse:
+    """PATCH …/sessions/{sid} → 200 session with a new queue token.
+
+    Python only: part of the fake Actions service.
+    """
     ctx = _admin(request)
     session = ctx.state.refresh_session(_int(request, "scale_set_id"), request.match_info["session_id"])
     return _json(_session_json(ctx, session))
 
 
 async def _delete_session(request: web.Request) -> web.StreamResponse:
+    """DELETE …/sessions/{sid} → 204.
+
+    Python only: part of the fake Actions service.
+    """
     _admin(request).state.delete_session(_int(request, "scale_set_id"), request.match_info["session_id"])
     return web.Response(status=204)
 
 
 async def _get_message(request: web.Request) -> web.StreamResponse:
+    """GET …/messages[?lastMessageId=] (long poll) → 200 message or 202.
+
+    Python only: part of the fake Actions service.
+    """
     ctx, session = _queue_session(request)
     try:
         last = int(request.query.get("lastMessageId", "0"))
@@ -285,12 +397,20 @@ async def _get_message(request: web.Request) -> web.StreamResponse:
 
 
 async def _delete_message(request: web.Request) -> web.StreamResponse:
+    """DELETE …/messages/{mid} → 204.
+
+    Python only: part of the fake Actions service.
+    """
     ctx, session = _queue_session(request)
     ctx.state.scale_set(session.scale_set_id).queue.delete(_int(request, "message_id"))
     return web.Response(status=204)
 
 
 async def _acquire_jobs(request: web.Request) -> web.StreamResponse:
+    """POST …/acquirejobs with an id array → 200 {count, value}.
+
+    Python only: part of the fake Actions service.
+    """
     ctx, session = _queue_session(request)
     body = await _body(request)
     if not isinstance(body, list) or not all(isinstance(x, int) for x in body):

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from arc_controllers.actions.fake.state import FakeError
+from arc_controllers.actions.fake.model import FakeError
 
 if TYPE_CHECKING:
     from arc_controllers.actions.fake.app import FakeContext
@@ -58,6 +58,10 @@ class Fault:
     """How many times it fired."""
 
     def to_json(self) -> dict[str, Any]:
+        """To json.
+
+        Python only: part of the fake Actions service.
+        """
         return {
             "id": self.id,
             "endpoint": self.endpoint,
@@ -99,6 +103,8 @@ class FaultInjector:
 
         Raises:
             ValueError: unknown kind, or a count or delay below zero.
+
+        Python only: part of the fake Actions service.
         """
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; want one of {sorted(FAULT_KINDS)}")
@@ -119,11 +125,17 @@ class FaultInjector:
         return fault
 
     def clear(self) -> None:
-        """Remove every fault; counters stay."""
+        """Remove every fault; counters stay.
+
+        Python only: part of the fake Actions service.
+        """
         self.faults.clear()
 
     def take(self, endpoint: str) -> list[Fault]:
-        """Count a request to ``endpoint`` and return the faults that fire for it (latency first)."""
+        """Count a request to ``endpoint`` and return the faults that fire for it (latency first).
+
+        Python only: part of the fake Actions service.
+        """
         self.requests[endpoint] += 1
         firing: list[Fault] = []
         for fault in self.faults:
@@ -139,6 +151,10 @@ class FaultInjector:
         return sorted(firing, key=lambda f: f.kind != "latency")
 
     def to_json(self) -> dict[str, Any]:
+        """To json.
+
+        Python only: part of the fake Actions service.
+        """
         return {
             "faults": [f.to_json() for f in self.faults],
             "requests": dict(self.requests),
@@ -147,10 +163,18 @@ class FaultInjector:
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
+    """Answer with compact JSON.
+
+    Python only: part of the fake Actions service.
+    """
     return web.json_response(body, status=status)
 
 
 async def _read(request: web.Request) -> dict[str, Any]:
+    """Read the request body as a JSON object.
+
+    Python only: part of the fake Actions service.
+    """
     raw = await request.read()
     try:
         body = json.loads(raw) if raw.strip() else {}
@@ -168,13 +192,17 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
     ``POST /_fake/jobs/{id}/complete`` ``{"result"}``, ``POST /_fake/runners/register``
     ``{"encodedJITConfig"}``, ``POST /_fake/runners/{id}/take``, ``POST /_fake/runner-groups``
     ``{"name"}``, ``GET|POST|DELETE /_fake/faults``, ``POST /_fake/tokens/expire``
-    ``{"kind": "queue"|"admin"}``.
+    ``{"kind": "queue"|"admin"}``, ``DELETE /_fake/sessions/{scale_set_id}``.
 
     Python only: see the module docstring.
     """
     state, github, faults = ctx.state, ctx.github, ctx.faults
 
     async def credentials(request: web.Request) -> web.StreamResponse:
+        """Credentials.
+
+        Python only: part of the fake Actions service.
+        """
         return _json(
             {
                 "configUrl": f"{ctx.base_url}/my-org",
@@ -187,6 +215,10 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
         )
 
     async def show_state(request: web.Request) -> web.StreamResponse:
+        """Show state.
+
+        Python only: part of the fake Actions service.
+        """
         return _json(
             {
                 "scaleSets": [state.scale_set_json(ss) for ss in state.scale_sets.values()],
@@ -200,33 +232,65 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
         )
 
     async def list_jobs(request: web.Request) -> web.StreamResponse:
+        """List jobs.
+
+        Python only: part of the fake Actions service.
+        """
         return _json([j.summary() for j in state.jobs.values()])
 
     async def queue_job(request: web.Request) -> web.StreamResponse:
+        """Queue job.
+
+        Python only: part of the fake Actions service.
+        """
         return _json(state.queue_job(await _read(request)).summary(), 201)
 
     async def complete_job(request: web.Request) -> web.StreamResponse:
+        """Complete job.
+
+        Python only: part of the fake Actions service.
+        """
         body = await _read(request)
         job = state.complete_job(int(request.match_info["request_id"]), str(body.get("result") or "succeeded"))
         return _json(job.summary())
 
     async def register_runner(request: web.Request) -> web.StreamResponse:
+        """Register runner.
+
+        Python only: part of the fake Actions service.
+        """
         body = await _read(request)
         runner = state.register_runner(str(body.get("encodedJITConfig") or ""))
         return _json(runner.reference())
 
     async def take_job(request: web.Request) -> web.StreamResponse:
+        """Take job.
+
+        Python only: part of the fake Actions service.
+        """
         job = state.take_job(int(request.match_info["runner_id"]))
         return web.Response(status=204) if job is None else _json(job.summary())
 
     async def add_group(request: web.Request) -> web.StreamResponse:
+        """Add group.
+
+        Python only: part of the fake Actions service.
+        """
         body = await _read(request)
         return _json(state.add_runner_group(str(body.get("name") or "")), 201)
 
     async def list_faults(request: web.Request) -> web.StreamResponse:
+        """List faults.
+
+        Python only: part of the fake Actions service.
+        """
         return _json(faults.to_json())
 
     async def add_fault(request: web.Request) -> web.StreamResponse:
+        """Add fault.
+
+        Python only: part of the fake Actions service.
+        """
         body = await _read(request)
         try:
             fault = faults.add(
@@ -244,16 +308,29 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
         return _json(fault.to_json(), 201)
 
     async def clear_faults(request: web.Request) -> web.StreamResponse:
+        """Clear faults.
+
+        Python only: part of the fake Actions service.
+        """
         faults.clear()
         return web.Response(status=204)
 
     async def expire_tokens(request: web.Request) -> web.StreamResponse:
+        """Expire tokens.
+
+        Python only: part of the fake Actions service.
+        """
         kind = str((await _read(request)).get("kind") or "queue")
         if kind == "queue":
             return _json({"expired": state.expire_queue_tokens()})
         if kind == "admin":
             return _json({"expired": github.expire_admin_tokens()})
         raise FakeError(400, "ArgumentException", "kind must be queue or admin")
+
+    async def expire_session(request: web.Request) -> web.StreamResponse:
+        """Python only: part of the fake Actions service."""
+        dropped = state.expire_session(int(request.match_info["scale_set_id"]))
+        return web.Response(status=204 if dropped else 404)
 
     router = app.router
     router.add_get("/_fake/credentials", credentials, name="control_credentials")
@@ -268,3 +345,4 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
     router.add_post("/_fake/faults", add_fault, name="control_add_fault")
     router.add_delete("/_fake/faults", clear_faults, name="control_clear_faults")
     router.add_post("/_fake/tokens/expire", expire_tokens, name="control_expire_tokens")
+    router.add_delete("/_fake/sessions/{scale_set_id:\\d+}", expire_session, name="control_expire_session")

@@ -12,6 +12,7 @@ Python only: the GitHub half of the fake Actions service (spec §6.2).
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from collections.abc import Callable
@@ -32,7 +33,20 @@ class GitHubAuthError(Exception):
     """
 
 
+@functools.cache
+def _app_key() -> rsa.RSAPrivateKey:
+    """One App key per process: generating RSA keys is slow, and the fake's key is no secret of anyone's.
+
+    Python only: part of the fake Actions service.
+    """
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
 def _iso(unix: float) -> str:
+    """Format Unix seconds as GitHub's ``expires_at``.
+
+    Python only: part of the fake Actions service.
+    """
     return datetime.fromtimestamp(unix, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -59,14 +73,17 @@ class FakeGitHub:
     revoked: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
-        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        key = _app_key()
         self.private_key_pem = key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         ).decode()
         self._public_key = key.public_key()
 
     def issued_secrets(self) -> list[str]:
-        """Every secret the fake knows: PAT, private key, tokens. For leak tests."""
+        """Every secret the fake knows: PAT, private key, tokens. For leak tests.
+
+        Python only: part of the fake Actions service.
+        """
         return [
             self.pat,
             self.private_key_pem,
@@ -76,11 +93,18 @@ class FakeGitHub:
         ]
 
     def _valid(self, tokens: dict[str, float], token: str) -> bool:
+        """Valid.
+
+        Python only: part of the fake Actions service.
+        """
         expires = tokens.get(token)
         return expires is not None and token not in self.revoked and self.clock() < expires
 
     def access_token(self, installation_id: int, authorization: str) -> dict[str, str]:
-        """Check the App JWT; mint an installation token (1 h)."""
+        """Check the App JWT; mint an installation token (1 h).
+
+        Python only: part of the fake Actions service.
+        """
         scheme, _, app_jwt = authorization.partition(" ")
         if scheme != "Bearer" or installation_id != self.installation_id:
             raise GitHubAuthError("A JSON web token could not be decoded")
@@ -96,7 +120,10 @@ class FakeGitHub:
         return {"token": token, "expires_at": _iso(expires)}
 
     def registration_token(self, authorization: str) -> dict[str, str]:
-        """Check the PAT or installation token; mint a registration token (1 h)."""
+        """Check the PAT or installation token; mint a registration token (1 h).
+
+        Python only: part of the fake Actions service.
+        """
         scheme, _, bearer = authorization.partition(" ")
         pat_ok = bool(bearer) and secrets.compare_digest(bearer, self.pat)
         if scheme != "Bearer" or not (pat_ok or self._valid(self.installation_tokens, bearer)):
@@ -107,7 +134,10 @@ class FakeGitHub:
         return {"token": token, "expires_at": _iso(expires)}
 
     def admin_connection(self, authorization: str, tenant_url: str) -> dict[str, str]:
-        """Check ``RemoteAuth <registration token>``; mint the admin JWT."""
+        """Check ``RemoteAuth <registration token>``; mint the admin JWT.
+
+        Python only: part of the fake Actions service.
+        """
         scheme, _, token = authorization.partition(" ")
         if scheme != "RemoteAuth" or not self._valid(self.registration_tokens, token):
             raise GitHubAuthError("Bad credentials")
@@ -122,7 +152,10 @@ class FakeGitHub:
         return {"url": tenant_url, "token": admin}
 
     def check_admin(self, authorization: str) -> bool:
-        """Whether ``Bearer <admin JWT>`` is a live admin token of ours."""
+        """Whether ``Bearer <admin JWT>`` is a live admin token of ours.
+
+        Python only: part of the fake Actions service.
+        """
         scheme, _, token = authorization.partition(" ")
         if scheme != "Bearer" or token not in self.admin_tokens or token in self.revoked:
             return False
@@ -133,7 +166,10 @@ class FakeGitHub:
         return True
 
     def expire_admin_tokens(self) -> int:
-        """Revoke every admin token issued so far; return how many."""
+        """Revoke every admin token issued so far; return how many.
+
+        Python only: part of the fake Actions service.
+        """
         live = [t for t in self.admin_tokens if t not in self.revoked]
         self.revoked.update(live)
         return len(live)

@@ -26,196 +26,19 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
+from arc_controllers.actions.fake.model import (
+    FakeError,
+    FakeJob,
+    FakeRunner,
+    FakeScaleSet,
+    FakeSession,
+    now,
+)
 from arc_controllers.actions.types import format_go_time
 
-__all__ = [
-    "FakeError",
-    "FakeJob",
-    "FakeRunner",
-    "FakeScaleSet",
-    "FakeSession",
-    "FakeState",
-    "MessageQueue",
-]
-
-MAX_JOBS_PER_MESSAGE = 50
-"""At most this many job messages go into one batched message."""
-
-UNLIMITED = 2**31 - 1
-
-
-class FakeError(Exception):
-    """An Actions exception the routes turn into ``{"typeName", "message"}``.
-
-    Python only: see the module docstring.
-    """
-
-    def __init__(self, status: int, type_name: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.type_name = type_name
-        self.message = message
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
-
-
-@dataclass(kw_only=True)
-class FakeRunner:
-    """A registered runner (agent). Python only: see the module docstring."""
-
-    id: int
-    name: str
-    scale_set_id: int
-    jit_secret: str = field(repr=False)
-    online: bool = False
-    job_request_id: int | None = None
-
-    @property
-    def busy(self) -> bool:
-        return self.job_request_id is not None
-
-    def reference(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "runnerScaleSetId": self.scale_set_id}
-
-
-@dataclass(kw_only=True)
-class FakeJob:
-    """One workflow job request. Python only: see the module docstring."""
-
-    request_id: int
-    job_id: str
-    labels: list[str]
-    repository_name: str
-    owner_name: str
-    workflow_ref: str
-    display_name: str
-    workflow_run_id: int
-    event_name: str
-    state: str = "queued"
-    scale_set_id: int | None = None
-    runner_id: int = 0
-    runner_name: str = ""
-    result: str = ""
-    queue_time: datetime = field(default_factory=_now)
-    scale_set_assign_time: datetime | None = None
-    runner_assign_time: datetime | None = None
-    finish_time: datetime | None = None
-
-    def message(self, message_type: str, **extra: Any) -> dict[str, Any]:
-        """Return the job message of ``message_type`` with the common fields.
-
-        Python only: the JSON shape of JobMessageBase and its four kinds.
-        """
-        zero = "0001-01-01T00:00:00Z"
-
-        def ts(value: datetime | None) -> str:
-            return format_go_time(value) if value is not None else zero
-
-        return {
-            "messageType": message_type,
-            "runnerRequestId": self.request_id,
-            "repositoryName": self.repository_name,
-            "ownerName": self.owner_name,
-            "jobId": self.job_id,
-            "jobWorkflowRef": self.workflow_ref,
-            "jobDisplayName": self.display_name,
-            "workflowRunId": self.workflow_run_id,
-            "eventName": self.event_name,
-            "requestLabels": list(self.labels),
-            "queueTime": ts(self.queue_time),
-            "scaleSetAssignTime": ts(self.scale_set_assign_time),
-            "runnerAssignTime": ts(self.runner_assign_time),
-            "finishTime": ts(self.finish_time),
-            **extra,
-        }
-
-    def summary(self) -> dict[str, Any]:
-        """Python only: the control API's view of a job."""
-        return {
-            "requestId": self.request_id,
-            "jobId": self.job_id,
-            "state": self.state,
-            "scaleSetId": self.scale_set_id,
-            "runnerId": self.runner_id,
-            "runnerName": self.runner_name,
-            "result": self.result,
-            "labels": self.labels,
-        }
-
-
-class MessageQueue:
-    """Job events waiting to be batched, and batched messages waiting for an ack.
-
-    Python only: see the module docstring.
-    """
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-        self.messages: list[tuple[int, list[dict[str, Any]]]] = []
-        self._wake: asyncio.Future[None] | None = None
-
-    def push(self, event: dict[str, Any]) -> None:
-        self.events.append(event)
-        self.wake()
-
-    def wake(self) -> None:
-        if self._wake is not None and not self._wake.done():
-            self._wake.set_result(None)
-        self._wake = None
-
-    def waiter(self) -> asyncio.Future[None]:
-        if self._wake is None:
-            self._wake = asyncio.get_running_loop().create_future()
-        return self._wake
-
-    def ack_through(self, message_id: int) -> None:
-        self.messages = [(mid, body) for mid, body in self.messages if mid > message_id]
-
-    def delete(self, message_id: int) -> bool:
-        before = len(self.messages)
-        self.messages = [(mid, body) for mid, body in self.messages if mid != message_id]
-        return len(self.messages) != before
-
-    def next(self, new_id: Callable[[], int]) -> tuple[int, list[dict[str, Any]]] | None:
-        if not self.messages and self.events:
-            batch, self.events = self.events[:MAX_JOBS_PER_MESSAGE], self.events[MAX_JOBS_PER_MESSAGE:]
-            self.messages.append((new_id(), batch))
-        return self.messages[0] if self.messages else None
-
-
-@dataclass(kw_only=True)
-class FakeScaleSet:
-    """Python only: see the module docstring."""
-
-    id: int
-    name: str
-    runner_group_id: int
-    runner_group_name: str
-    labels: list[dict[str, str]]
-    disable_update: bool
-    created_on: datetime = field(default_factory=_now)
-    capacity: int = UNLIMITED
-    queue: MessageQueue = field(default_factory=MessageQueue)
-
-    def label_names(self) -> set[str]:
-        return {label["name"].lower() for label in self.labels}
-
-
-@dataclass(kw_only=True)
-class FakeSession:
-    """Python only: see the module docstring."""
-
-    session_id: str
-    scale_set_id: int
-    owner_name: str
-    queue_token: str = field(repr=False)
-    token_expires_at: float
+__all__ = ["FakeState"]
 
 
 class FakeState:
@@ -238,26 +61,46 @@ class FakeState:
         }
 
     def next_id(self, kind: str) -> int:
+        """Next id.
+
+        Python only: part of the fake Actions service.
+        """
         return next(self._ids[kind])
 
     # -- runner groups and scale sets ------------------------------------------------
 
     def add_runner_group(self, name: str) -> dict[str, Any]:
+        """Add runner group.
+
+        Python only: part of the fake Actions service.
+        """
         group_id = self.next_id("group")
         group: dict[str, Any] = {"id": group_id, "name": name, "size": 0, "isDefaultGroup": False}
         self.runner_groups[group_id] = group
         return group
 
     def runner_groups_named(self, name: str) -> list[dict[str, Any]]:
+        """Runner groups named.
+
+        Python only: part of the fake Actions service.
+        """
         return [g for g in self.runner_groups.values() if g["name"].lower() == name.lower()]
 
     def scale_set(self, scale_set_id: int) -> FakeScaleSet:
+        """Scale set.
+
+        Python only: part of the fake Actions service.
+        """
         found = self.scale_sets.get(scale_set_id)
         if found is None:
             raise FakeError(404, "RunnerScaleSetNotFoundException", f"runner scale set {scale_set_id} not found")
         return found
 
     def scale_set_json(self, ss: FakeScaleSet) -> dict[str, Any]:
+        """Scale set json.
+
+        Python only: part of the fake Actions service.
+        """
         return {
             "id": ss.id,
             "name": ss.name,
@@ -271,6 +114,10 @@ class FakeState:
         }
 
     def create_scale_set(self, body: dict[str, Any]) -> FakeScaleSet:
+        """Create scale set.
+
+        Python only: part of the fake Actions service.
+        """
         name = str(body.get("name") or "")
         group_id = int(body.get("runnerGroupId") or 1)
         group = self.runner_groups.get(group_id)
@@ -292,6 +139,10 @@ class FakeState:
         return ss
 
     def update_scale_set(self, scale_set_id: int, body: dict[str, Any]) -> FakeScaleSet:
+        """Update scale set.
+
+        Python only: part of the fake Actions service.
+        """
         ss = self.scale_set(scale_set_id)
         if body.get("name"):
             ss.name = str(body["name"])
@@ -308,6 +159,10 @@ class FakeState:
         return ss
 
     def delete_scale_set(self, scale_set_id: int) -> None:
+        """Delete scale set.
+
+        Python only: part of the fake Actions service.
+        """
         ss = self.scale_set(scale_set_id)
         del self.scale_sets[scale_set_id]
         self.sessions.pop(scale_set_id, None)
@@ -321,6 +176,10 @@ class FakeState:
     # -- runners -------------------------------------------------------------------------
 
     def generate_jit_config(self, scale_set_id: int, name: str) -> tuple[FakeRunner, str]:
+        """Generate jit config.
+
+        Python only: part of the fake Actions service.
+        """
         self.scale_set(scale_set_id)
         if not name:
             raise FakeError(400, "ArgumentException", "runner name is required")
@@ -334,6 +193,10 @@ class FakeState:
         return runner, base64.b64encode(json.dumps(payload).encode()).decode()
 
     def runner(self, runner_id: int) -> FakeRunner:
+        """Runner.
+
+        Python only: part of the fake Actions service.
+        """
         found = self.runners.get(runner_id)
         if found is None:
             raise FakeError(
@@ -342,6 +205,10 @@ class FakeState:
         return found
 
     def remove_runner(self, runner_id: int) -> None:
+        """Remove runner.
+
+        Python only: part of the fake Actions service.
+        """
         runner = self.runner(runner_id)
         if runner.busy:
             raise FakeError(
@@ -352,7 +219,10 @@ class FakeState:
         del self.runners[runner_id]
 
     def register_runner(self, encoded_jit_config: str) -> FakeRunner:
-        """A runner starts with its JIT config and comes online."""
+        """A runner starts with its JIT config and comes online.
+
+        Python only: part of the fake Actions service.
+        """
         try:
             payload = json.loads(base64.b64decode(encoded_jit_config, validate=True))
             runner = self.runners[int(payload["runnerId"])]
@@ -365,7 +235,10 @@ class FakeState:
         return runner
 
     def take_job(self, runner_id: int) -> FakeJob | None:
-        """An idle online runner takes its scale set's oldest assigned job: ``JobStarted``."""
+        """An idle online runner takes its scale set's oldest assigned job: ``JobStarted``.
+
+        Python only: part of the fake Actions service.
+        """
         runner = self.runner(runner_id)
         if not runner.online or runner.busy:
             raise FakeError(409, "RunnerBusyException", f"runner {runner.name} is not idle and online")
@@ -375,7 +248,7 @@ class FakeState:
         if job is None:
             return None
         job.state, job.runner_id, job.runner_name = "running", runner.id, runner.name
-        job.runner_assign_time = _now()
+        job.runner_assign_time = now()
         runner.job_request_id = job.request_id
         self._emit(job, job.message("JobStarted", runnerId=runner.id, runnerName=runner.name))
         return job
@@ -383,6 +256,10 @@ class FakeState:
     # -- jobs --------------------------------------------------------------------------
 
     def queue_job(self, spec: dict[str, Any]) -> FakeJob:
+        """Queue job.
+
+        Python only: part of the fake Actions service.
+        """
         owner = str(spec.get("ownerName") or "my-org")
         repo = str(spec.get("repositoryName") or "repo")
         job = FakeJob(
@@ -401,18 +278,28 @@ class FakeState:
         return job
 
     def job(self, request_id: int) -> FakeJob:
+        """Job.
+
+        Python only: part of the fake Actions service.
+        """
         found = self.jobs.get(request_id)
         if found is None:
             raise FakeError(404, "JobNotFoundException", f"job {request_id} not found")
         return found
 
     def complete_job(self, request_id: int, result: str = "succeeded") -> FakeJob:
-        """Finish a job: ``JobCompleted``; its ephemeral runner is unregistered."""
+        """Finish a job: ``JobCompleted``; its ephemeral runner is unregistered.
+
+        A job no runner had started yet ends ``canceled`` unless another
+        result is given; a job never offered to a scale set ends silently.
+
+        Python only: part of the fake Actions service.
+        """
         job = self.job(request_id)
         if job.state == "completed":
             raise FakeError(409, "JobCompletedException", f"job {request_id} already completed")
         was_assigned = job.state in ("assigned", "running")
-        job.finish_time = _now()
+        job.finish_time = now()
         job.result = result if job.state == "running" else (result if result != "succeeded" else "canceled")
         runner = self.runners.pop(job.runner_id, None) if job.runner_id else None
         if runner is not None:
@@ -426,6 +313,10 @@ class FakeState:
         return job
 
     def acquire_jobs(self, scale_set_id: int, request_ids: list[int]) -> list[int]:
+        """Acquire jobs.
+
+        Python only: part of the fake Actions service.
+        """
         acquired = []
         for request_id in request_ids:
             job = self.jobs.get(int(request_id))
@@ -439,6 +330,10 @@ class FakeState:
         return acquired
 
     def _offer(self, job: FakeJob) -> None:
+        """Offer.
+
+        Python only: part of the fake Actions service.
+        """
         wanted = {label.lower() for label in job.labels}
         for ss in sorted(self.scale_sets.values(), key=lambda s: s.id):
             if wanted <= ss.label_names():
@@ -448,11 +343,19 @@ class FakeState:
                 return
 
     def _offer_queued_jobs(self) -> None:
+        """Offer queued jobs.
+
+        Python only: part of the fake Actions service.
+        """
         for job in list(self.jobs.values()):
             if job.state == "queued":
                 self._offer(job)
 
     def _assign(self, scale_set_id: int) -> None:
+        """Assign.
+
+        Python only: part of the fake Actions service.
+        """
         ss = self.scale_sets.get(scale_set_id)
         if ss is None:
             return
@@ -462,11 +365,15 @@ class FakeState:
             if active >= ss.capacity:
                 break
             if job.state == "acquired":
-                job.state, job.scale_set_assign_time = "assigned", _now()
+                job.state, job.scale_set_assign_time = "assigned", now()
                 active += 1
                 self._emit(job, job.message("JobAssigned"))
 
     def _emit(self, job: FakeJob, event: dict[str, Any]) -> None:
+        """Emit.
+
+        Python only: part of the fake Actions service.
+        """
         ss = self.scale_sets.get(job.scale_set_id or 0)
         if ss is not None:
             ss.queue.push(event)
@@ -474,10 +381,18 @@ class FakeState:
     # -- statistics, sessions, messages --------------------------------------------------
 
     def statistics(self, scale_set_id: int) -> dict[str, int]:
+        """Statistics.
+
+        Python only: part of the fake Actions service.
+        """
         jobs = [j for j in self.jobs.values() if j.scale_set_id == scale_set_id]
         runners = [r for r in self.runners.values() if r.scale_set_id == scale_set_id]
 
         def count(*states: str) -> int:
+            """Count.
+
+            Python only: part of the fake Actions service.
+            """
             return sum(1 for j in jobs if j.state in states)
 
         busy = sum(1 for r in runners if r.busy)
@@ -492,6 +407,10 @@ class FakeState:
         }
 
     def create_session(self, scale_set_id: int, owner_name: str) -> FakeSession:
+        """Create session.
+
+        Python only: part of the fake Actions service.
+        """
         self.scale_set(scale_set_id)
         if scale_set_id in self.sessions:
             raise FakeError(
@@ -511,26 +430,56 @@ class FakeState:
         return session
 
     def _new_queue_token(self, session: FakeSession) -> None:
+        """New queue token.
+
+        Python only: part of the fake Actions service.
+        """
         session.queue_token = "mq-" + secrets.token_urlsafe(24)
         session.token_expires_at = self.clock() + self.queue_token_ttl
 
     def session(self, scale_set_id: int, session_id: str) -> FakeSession:
+        """Session.
+
+        Python only: part of the fake Actions service.
+        """
         found = self.sessions.get(scale_set_id)
         if found is None or found.session_id != session_id:
             raise FakeError(404, "RunnerScaleSetSessionNotFoundException", f"session {session_id} not found")
         return found
 
     def refresh_session(self, scale_set_id: int, session_id: str) -> FakeSession:
+        """Refresh session.
+
+        Python only: part of the fake Actions service.
+        """
         session = self.session(scale_set_id, session_id)
         self._new_queue_token(session)
         return session
 
     def delete_session(self, scale_set_id: int, session_id: str) -> None:
+        """Delete session.
+
+        Python only: part of the fake Actions service.
+        """
         self.session(scale_set_id, session_id)
         del self.sessions[scale_set_id]
         self.scale_sets[scale_set_id].queue.wake()
 
+    def expire_session(self, scale_set_id: int) -> bool:
+        """Drop the scale set's session as the service does with an orphaned one; ``False`` if none.
+
+        Python only: part of the fake Actions service.
+        """
+        if self.sessions.pop(scale_set_id, None) is None:
+            return False
+        self.scale_sets[scale_set_id].queue.wake()
+        return True
+
     def session_by_token(self, scale_set_id: int, token: str) -> FakeSession | None:
+        """Session by token.
+
+        Python only: part of the fake Actions service.
+        """
         session = self.sessions.get(scale_set_id)
         if session is None or not token or not secrets.compare_digest(session.queue_token, token):
             return None
@@ -539,11 +488,19 @@ class FakeState:
         return session
 
     def expire_queue_tokens(self) -> int:
+        """Expire queue tokens.
+
+        Python only: part of the fake Actions service.
+        """
         for session in self.sessions.values():
             session.token_expires_at = 0.0
         return len(self.sessions)
 
     def message_json(self, scale_set_id: int, message: tuple[int, list[dict[str, Any]]]) -> dict[str, Any]:
+        """Message json.
+
+        Python only: part of the fake Actions service.
+        """
         message_id, events = message
         return {
             "messageId": message_id,
@@ -555,7 +512,10 @@ class FakeState:
     async def next_message(
         self, session: FakeSession, last_message_id: int, capacity: int, hold_seconds: float
     ) -> dict[str, Any] | None:
-        """Long poll: the oldest unacknowledged message, or ``None`` after ``hold_seconds``."""
+        """Long poll: the oldest unacknowledged message, or ``None`` after ``hold_seconds``.
+
+        Python only: part of the fake Actions service.
+        """
         ss = self.scale_set(session.scale_set_id)
         ss.capacity = capacity
         if last_message_id > 0:
@@ -578,5 +538,9 @@ class FakeState:
                 return None
 
     def wake_all(self) -> None:
+        """Wake all.
+
+        Python only: part of the fake Actions service.
+        """
         for ss in self.scale_sets.values():
             ss.queue.wake()
