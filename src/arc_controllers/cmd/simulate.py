@@ -1,0 +1,549 @@
+"""``arc-sim``: the whole system on one machine — API server, fake Actions service, controller, kubelet.
+
+``arc-sim [SCENARIO] [--use-existing-cluster] [--out DIR]`` starts the envtest control
+plane (or uses ``KUBECONFIG``), installs the CRDs, starts the fake Actions service and the
+controller manager in this process, creates the GitHub config secret and an
+AutoscalingRunnerSet, and plays the kubelet (`arc_controllers.cmd.sim.kubelet`). Jobs
+arrive as the scenario says; a progress line is printed each second; at the end a summary
+is printed and a PNG plot written. Exit status: 0 when every job was done, 1 when jobs
+were left undone or the system could not start, 2 for a bad scenario or flag.
+
+Python only: ARC has no simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
+
+from arc_controllers.actions.fake import FakeActionsService, FakeJob, FakeRunner
+from arc_controllers.cmd._logging import configure_manager_logging
+from arc_controllers.cmd.manager import build_manager, setup_all_controllers
+from arc_controllers.cmd.options import ManagerOptions, parse_manager_options
+from arc_controllers.cmd.sim.kubelet import Kubelet
+from arc_controllers.cmd.sim.progress import Progress
+from arc_controllers.cmd.sim.report import Sample, Summary, Timeline, render_summary, summarize, write_plot
+from arc_controllers.cmd.sim.scenario import (
+    KillListenerEvent,
+    RestartEvent,
+    RolloutEvent,
+    Scenario,
+    ScenarioError,
+    builtin_scenarios,
+    load_scenario,
+    plan_jobs,
+)
+from reconcilekit.client import new_client
+from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey, WithWatch
+from reconcilekit.config import RestConfig, load_rest_config
+from reconcilekit.errors import is_already_exists, is_conflict
+from reconcilekit.manager import run_until_signalled
+
+__all__ = ["SimResult", "SimulationError", "main", "run_simulation"]
+
+log = structlog.get_logger("arc_controllers.cmd.simulate")
+
+ARS = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingRunnerSet")
+ER = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
+NAMESPACE = GroupVersionKind("", "v1", "Namespace")
+SECRET = GroupVersionKind("", "v1", "Secret")
+
+CONTROLLER_IMAGE = "arc-sim/gha-runner-scale-set-controller:dev"
+"""What the simulated controller says its image is (listener pods get it; the kubelet ignores it)."""
+
+LISTENER_READY_TIMEOUT = 90.0
+"""Seconds the AutoscalingRunnerSet has to get a listener with a message session."""
+
+DRAIN_TIMEOUT = 30.0
+"""Seconds after the last job for the runners to go back to ``minRunners``."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SimResult:
+    """What a run produced."""
+
+    summary: Summary
+    timeline: Timeline
+    plot: Path
+
+
+class SimulationError(Exception):
+    """The simulated system could not be brought up; ``str()`` is the one line to print."""
+
+
+# -- the pieces ------------------------------------------------------------------------------
+
+
+class _Board:
+    """The kubelet's view of the fake service, recording job starts and ends on the timeline."""
+
+    def __init__(self, fake: FakeActionsService, timeline: Timeline, clock: Callable[[], float]) -> None:
+        self._fake = fake
+        self._timeline = timeline
+        self._clock = clock
+        self.durations: dict[int, float] = {}
+
+    def register_runner(self, encoded_jit_config: str) -> FakeRunner:
+        return self._fake.register_runner(encoded_jit_config)
+
+    def take_job(self, runner_id: int) -> FakeJob | None:
+        job = self._fake.take_job(runner_id)
+        if job is not None:
+            self._timeline.job_started(job.request_id, self._clock())
+        return job
+
+    def job_duration(self, request_id: int) -> float:
+        return self.durations.get(request_id, 1.0)
+
+    def complete_job(self, request_id: int) -> None:
+        job = self._fake.complete_job(request_id)
+        self._timeline.job_done(request_id, self._clock(), job.result)
+
+
+class _Controller:
+    """The controller manager in this process; can be stopped and started again (a restart)."""
+
+    def __init__(self, options: ManagerOptions, rest: RestConfig) -> None:
+        self._options = options
+        self._rest = dataclasses.replace(
+            rest, qps=float(options.k8s_client_rate_limiter_qps), burst=options.k8s_client_rate_limiter_burst
+        )
+        self._client: Any = None
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.requests = 0
+        """Kubernetes API requests of every manager run so far (counted when each one stops)."""
+        self.starts = 0
+
+    async def start(self) -> None:
+        client = new_client(self._rest, register_prometheus=False)
+        mgr = build_manager(self._options, self._rest, client=client)
+        await setup_all_controllers(mgr, self._options)
+        self._client, self._stop = client, asyncio.Event()
+        self._task = asyncio.create_task(run_until_signalled(mgr, self._stop), name=f"manager-{self.starts}")
+        self.starts += 1
+
+    def failure(self) -> BaseException | None:
+        """The error the running manager stopped with, if it stopped by itself."""
+        if self._task is None or not self._task.done() or self._task.cancelled():
+            return None
+        return self._task.exception()
+
+    def live_requests(self) -> int:
+        """Requests so far, the running manager's included."""
+        return self.requests + (self._client.counts.total() if self._client is not None else 0)
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        assert self._stop is not None
+        self._stop.set()
+        try:
+            await self._task
+        except Exception as err:
+            log.warning("manager stopped with an error", error=repr(err))
+        finally:
+            self.requests += self._client.counts.total()
+            await self._client.close()
+            self._task = self._client = self._stop = None
+
+
+def _crd_folder(workdir: Path) -> Path:
+    """The repository's config/crd when running from a checkout, else CRDs generated from the models."""
+    checkout = Path(__file__).resolve().parents[3] / "config" / "crd"
+    if checkout.is_dir() and any(checkout.glob("*.yaml")):
+        return checkout
+    from arc_controllers.api.v1alpha1 import crdgen
+
+    out = workdir / "crd"
+    out.mkdir(parents=True, exist_ok=True)
+    crdgen.main(["--out", str(out)])
+    return out
+
+
+def _manager_options(scenario: Scenario, log_level: str) -> ManagerOptions:
+    return parse_manager_options(
+        [
+            "--auto-scaling-runner-set-only",
+            f"--log-level={log_level}",
+            "--log-format=text",
+            "--metrics-addr=0",
+            "--listener-metrics-addr=0",
+            "--listener-metrics-endpoint=",
+        ],
+        {
+            "CONTROLLER_MANAGER_POD_NAMESPACE": scenario.scale_set.controller_namespace,
+            "CONTROLLER_MANAGER_CONTAINER_IMAGE": CONTROLLER_IMAGE,
+        },
+    )
+
+
+def _autoscaling_runner_set(scenario: Scenario, config_url: str, secret: str) -> dict[str, Any]:
+    ss = scenario.scale_set
+    return {
+        "apiVersion": "actions.github.com/v1alpha1",
+        "kind": "AutoscalingRunnerSet",
+        "metadata": {
+            "name": ss.name,
+            "namespace": ss.namespace,
+            "labels": {"app.kubernetes.io/version": "0.14.2", "app.kubernetes.io/part-of": "gha-rs"},
+        },
+        "spec": {
+            "githubConfigUrl": config_url,
+            "githubConfigSecret": secret,
+            "minRunners": ss.min_runners,
+            "maxRunners": ss.max_runners,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "runner", "image": ss.runner_image, "command": ["/home/runner/run.sh"]}],
+                }
+            },
+        },
+    }
+
+
+async def _create(client: WithWatch, obj: dict[str, Any]) -> None:
+    try:
+        await client.create(obj)
+    except Exception as err:
+        if not is_already_exists(err):
+            raise
+
+
+async def _rollout(client: WithWatch, scenario: Scenario, image: str) -> None:
+    key = ObjectKey(scenario.scale_set.namespace, scenario.scale_set.name)
+    for _ in range(10):
+        ars = await client.get(ARS, key)
+        ars["spec"]["template"]["spec"]["containers"][0]["image"] = image
+        try:
+            await client.update(ars)
+            return
+        except Exception as err:
+            if not is_conflict(err):
+                raise
+
+
+def _sample(t: float, runners: list[dict[str, Any]], fake: FakeActionsService, scale_set_id: int | None) -> Sample:
+    phases: dict[str, int] = {}
+    for r in runners:
+        phase = (r.get("status") or {}).get("phase") or "New"
+        phases[phase] = phases.get(phase, 0) + 1
+    jobs = list(fake.state.jobs.values())
+    return Sample(
+        t=t,
+        runners=phases,
+        jobs_queued=sum(1 for j in jobs if j.state in ("queued", "available", "acquired", "assigned")),
+        jobs_running=sum(1 for j in jobs if j.state == "running"),
+        jobs_done=sum(1 for j in jobs if j.state == "completed" and j.result == "succeeded"),
+    )
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(slots=True)
+class _Run:
+    scenario: Scenario
+    client: WithWatch
+    fake: FakeActionsService
+    kubelet: Kubelet
+    controller: _Controller
+    timeline: Timeline
+    progress: Progress
+    board: _Board
+    t0: float = 0.0
+    runner_names: set[str] = dataclasses.field(default_factory=set)
+
+    def clock(self) -> float:
+        return time.monotonic() - self.t0
+
+    async def arrivals(self) -> None:
+        labels = [self.scenario.scale_set.name]
+        for job in plan_jobs(self.scenario):
+            delay = job.at - self.clock()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            queued = self.fake.queue_job(labels=labels, jobDisplayName=f"job-{job.index}")
+            self.board.durations[queued.request_id] = job.duration
+            self.timeline.job_queued(queued.request_id, self.clock())
+
+    async def events(self) -> None:
+        plan: list[tuple[float, Any]] = [(e.at, e) for e in self.scenario.events]
+        plan += [(f.at, f) for f in self.scenario.faults]
+        plan.sort(key=lambda x: x[0])
+        for at, item in plan:
+            delay = at - self.clock()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            label = await self._apply(item)
+            self.timeline.events.append((self.clock(), label))
+            self.progress.note(f"t={self.clock():5.0f}s  >> {label}")
+
+    async def _apply(self, item: Any) -> str:
+        if isinstance(item, RolloutEvent):
+            await _rollout(self.client, self.scenario, item.image)
+            return f"runner image -> {item.image}"
+        if isinstance(item, RestartEvent):
+            await self.controller.stop()
+            await asyncio.sleep(item.down_for)
+            await self.controller.start()
+            return f"controller restarted ({item.down_for:g} s down)"
+        if isinstance(item, KillListenerEvent):
+            n = await self.kubelet.kill_listeners()
+            return f"killed {n} listener process(es)"
+        if item.kind == "latency":
+            self.fake.inject_latency(item.endpoint, item.seconds, times=item.times)
+            return f"fault: {item.endpoint} +{item.seconds:g} s"
+        if item.kind == "drop":
+            self.fake.inject_drop(item.endpoint, times=item.times)
+            return f"fault: {item.endpoint} dropped"
+        self.fake.inject_status(item.endpoint, item.status, times=item.times, retry_after=item.retry_after)
+        return f"fault: {item.endpoint} -> {item.status}"
+
+    async def take_sample(self) -> Sample:
+        listed = await self.client.list(ER, namespace=self.scenario.scale_set.namespace)
+        self.runner_names.update(r["metadata"]["name"] for r in listed.items)
+        sample = _sample(self.clock(), listed.items, self.fake, None)
+        self.timeline.samples.append(sample)
+        self.progress.show(sample)
+        return sample
+
+    def all_jobs_finished(self) -> bool:
+        planned = self.scenario.total_jobs
+        jobs = self.timeline.jobs
+        return len(jobs) == planned and all(j.done is not None for j in jobs.values())
+
+
+async def _wait_for_listener(fake: FakeActionsService, controller: _Controller, within: float) -> None:
+    deadline = time.monotonic() + within
+    while not fake.state.sessions:
+        failure = controller.failure()
+        if failure is not None:
+            raise SimulationError(f"the controller manager stopped: {failure!r}")
+        if time.monotonic() > deadline:
+            raise SimulationError(
+                f"no listener opened a message session within {within:.0f} s "
+                "(see controller.log and listeners/*.log in the output folder)"
+            )
+        await asyncio.sleep(0.2)
+
+
+async def run_simulation(
+    scenario: Scenario,
+    *,
+    out_dir: Path,
+    use_existing_cluster: bool = False,
+    stream: TextIO | None = None,
+    log_level: str = "info",
+) -> SimResult:
+    """Run ``scenario`` end to end; write ``summary.json``, ``controller.log`` and the plot in ``out_dir``.
+
+    Raises:
+        SimulationError: the control plane, the controller or the listener did not come up.
+        OSError: the output folder cannot be written.
+    """
+    from reconcilekit.envtest import Environment
+
+    out = stream if stream is not None else sys.stdout
+    workdir = out_dir / "work"
+    await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
+    crds = await asyncio.to_thread(_crd_folder, workdir)
+    timeline = Timeline()
+    progress = Progress(out, jobs_total=scenario.total_jobs)
+    ss = scenario.scale_set
+    started = time.monotonic()
+    controller_log = await asyncio.to_thread(open, out_dir / "controller.log", "w", encoding="utf-8")
+    with controller_log:
+        configure_manager_logging(log_level, "text", stream=controller_log)
+        env = Environment(crd_paths=[crds], use_existing_cluster=use_existing_cluster)
+        async with contextlib.AsyncExitStack() as stack:
+            where = " (existing cluster)" if use_existing_cluster else ""
+            progress.note(f"arc-sim: starting the control plane{where}")
+            try:
+                await env.start()
+            except Exception as err:
+                raise SimulationError(f"the control plane did not start: {err}") from err
+            stack.push_async_callback(env.stop)
+            rest = await load_rest_config(env.kubeconfig_path)
+            client = new_client(rest, field_owner="arc-sim", register_prometheus=False)
+            stack.push_async_callback(client.close)
+            fake = FakeActionsService(poll_hold=3.0)
+            await fake.start()
+            stack.push_async_callback(fake.stop)
+            for ns in dict.fromkeys((ss.controller_namespace, ss.namespace)):
+                await _create(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            secret = f"{ss.name}-gha-rs-github-secret"
+            await _create(
+                client,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": secret, "namespace": ss.namespace},
+                    "stringData": {"github_token": fake.pat.token},
+                },
+            )
+            board = _Board(fake, timeline, lambda: time.monotonic() - run.t0)
+            import random
+
+            rng = random.Random(scenario.seed + 1)
+            kubelet = Kubelet(
+                client,
+                namespaces=tuple(dict.fromkeys((ss.controller_namespace, ss.namespace))),
+                board=board,
+                kubeconfig=env.kubeconfig_path,
+                workdir=workdir,
+                startup=lambda: scenario.runner_startup.draw(rng),
+            )
+            await kubelet.start()
+            stack.push_async_callback(kubelet.stop)
+            controller = _Controller(_manager_options(scenario, log_level), rest)
+            await controller.start()
+            stack.push_async_callback(controller.stop)  # stopped before the kubelet and the fake
+            run = _Run(scenario, client, fake, kubelet, controller, timeline, progress, board)
+            await _create(client, _autoscaling_runner_set(scenario, fake.config_url(), secret))
+            progress.note(
+                f"arc-sim: scenario {scenario.name!r}: {scenario.total_jobs} jobs, "
+                f"runners {ss.min_runners}..{ss.max_runners}; waiting for the listener"
+            )
+            await _wait_for_listener(fake, controller, LISTENER_READY_TIMEOUT)
+            run.t0 = time.monotonic()
+            progress.note(f"arc-sim: listener up after {run.t0 - started:.1f} s; jobs start arriving")
+            await _drive(run)
+            progress.finish()
+            controller_requests = controller.live_requests()
+            duration = run.clock()
+    summary = summarize(
+        timeline,
+        scenario=scenario.name,
+        jobs_total=scenario.total_jobs,
+        duration=duration,
+        runners_created=max(len(run.runner_names), len(kubelet.counters.runner_pods)),
+        runners_with_job=len(kubelet.counters.runners_with_job),
+        idle_allowance=ss.min_runners,
+        controller_requests=controller_requests,
+        actions_requests=sum(fake.faults.requests.values()),
+        listener_starts=kubelet.counters.listener_starts,
+    )
+    await asyncio.to_thread(
+        (out_dir / "summary.json").write_text,
+        json.dumps(
+            {
+                **dataclasses.asdict(summary),
+                "requests_per_runner": summary.requests_per_runner,
+                "actions_per_runner": summary.actions_per_runner,
+            },
+            indent=2,
+            default=lambda v: None if isinstance(v, float) and math.isnan(v) else v,
+        )
+        + "\n",
+        "utf-8",
+    )
+    plot = await asyncio.to_thread(
+        write_plot, timeline, out_dir / f"{scenario.name}.png", title=f"arc-sim: {scenario.name}"
+    )
+    return SimResult(summary=summary, timeline=timeline, plot=plot)
+
+
+async def _drive(run: _Run) -> None:
+    """Queue jobs, apply events, sample each second; return when the jobs are done and runners drained."""
+    scenario = run.scenario
+    background = [
+        asyncio.create_task(run.arrivals(), name="sim-arrivals"),
+        asyncio.create_task(run.events(), name="sim-events"),
+    ]
+    try:
+        drained_since: float | None = None
+        while True:
+            tick = time.monotonic()
+            sample = await run.take_sample()
+            for task in background:
+                if task.done() and not task.cancelled() and task.exception() is not None:
+                    raise SimulationError(f"{task.get_name()} failed: {task.exception()!r}")
+            failure = run.controller.failure()
+            if failure is not None:
+                raise SimulationError(f"the controller manager stopped: {failure!r}")
+            if run.all_jobs_finished():
+                drained_since = drained_since if drained_since is not None else run.clock()
+                if sample.runners_total <= scenario.scale_set.min_runners:
+                    return
+                if run.clock() - drained_since > DRAIN_TIMEOUT:
+                    run.progress.note("arc-sim: runners did not drain back to minRunners in time")
+                    return
+            if run.clock() > scenario.timeout:
+                run.progress.note(f"arc-sim: scenario timed out after {scenario.timeout:g} s")
+                return
+            await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - tick)))
+    finally:
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="arc-sim",
+        description="Run ARC's scale-set controllers against a local API server, a fake Actions service "
+        "and simulated runners, as a scenario says.",
+    )
+    parser.add_argument("scenario", nargs="?", default="default", help="shipped scenario name or YAML path")
+    parser.add_argument("--out", type=Path, default=Path("arc-sim-out"), help="folder for logs, summary and plot")
+    parser.add_argument(
+        "--use-existing-cluster", action="store_true", help="use the cluster of KUBECONFIG instead of envtest"
+    )
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
+    parser.add_argument("--list", action="store_true", help="list the shipped scenarios and exit")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``arc-sim``; returns the exit status.
+
+    Python only: see the module docstring.
+    """
+    args = _parse_args(argv)
+    if args.list:
+        for name in sorted(builtin_scenarios()):
+            print(name)
+        return 0
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as err:
+        print(f"arc-sim: {err}", file=sys.stderr)
+        return 2
+    try:
+        result = asyncio.run(
+            run_simulation(
+                scenario, out_dir=args.out, use_existing_cluster=args.use_existing_cluster, log_level=args.log_level
+            )
+        )
+    except SimulationError as err:
+        print(f"arc-sim: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        print(f"arc-sim: cannot write the output: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("arc-sim: interrupted", file=sys.stderr)
+        return 130
+    print("arc-sim: summary")
+    print(render_summary(result.summary))
+    print(f"arc-sim: plot {result.plot}")
+    if not result.summary.all_done:
+        print("arc-sim: jobs were left undone", file=sys.stderr)
+        return 1
+    return 0
