@@ -7,7 +7,7 @@
 # Build:  docker build --build-arg VERSION=0.14.2 -t <registry>/arc-controllers-python:0.14.2 .
 # VERSION must equal, or share major.minor with, the gha-runner-scale-set chart's appVersion
 # (the version gate deletes AutoscalingRunnerSets otherwise); `dev` (the default) accepts any.
-ARG PYTHON_IMAGE=python:3.11.14-slim-bookworm
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
