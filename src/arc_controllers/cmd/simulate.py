@@ -347,12 +347,22 @@ async def run_simulation(
     use_existing_cluster: bool = False,
     stream: TextIO | None = None,
     log_level: str = "info",
+    environment: Any | None = None,
 ) -> SimResult:
     """Run ``scenario`` end to end; write ``summary.json``, ``controller.log`` and the plot in ``out_dir``.
 
     Raises:
         SimulationError: the control plane, the controller or the listener did not come up.
         OSError: the output folder cannot be written.
+
+    Args:
+        scenario: what to run.
+        out_dir: where ``controller.log``, ``work/listeners/*.log``, ``summary.json`` and the plot go.
+        use_existing_cluster: use ``KUBECONFIG``'s cluster instead of starting envtest.
+        stream: the progress output (stdout when ``None``).
+        log_level: the controller's log level (its log goes to ``controller.log``).
+        environment: an already started ``reconcilekit.envtest.Environment`` to use (tests); it
+            gets the CRDs and is left running.
     """
     from reconcilekit.envtest import Environment
 
@@ -365,17 +375,23 @@ async def run_simulation(
     ss = scenario.scale_set
     started = time.monotonic()
     controller_log = await asyncio.to_thread(open, out_dir / "controller.log", "w", encoding="utf-8")
+    logging_before = structlog.get_config()
     with controller_log:
         configure_manager_logging(log_level, "text", stream=controller_log)
-        env = Environment(crd_paths=[crds], use_existing_cluster=use_existing_cluster)
         async with contextlib.AsyncExitStack() as stack:
-            where = " (existing cluster)" if use_existing_cluster else ""
-            progress.note(f"arc-sim: starting the control plane{where}")
-            try:
-                await env.start()
-            except Exception as err:
-                raise SimulationError(f"the control plane did not start: {err}") from err
-            stack.push_async_callback(env.stop)
+            stack.callback(lambda: structlog.configure(**logging_before))
+            if environment is None:
+                env = Environment(crd_paths=[crds], use_existing_cluster=use_existing_cluster)
+                where = " (existing cluster)" if use_existing_cluster else ""
+                progress.note(f"arc-sim: starting the control plane{where}")
+                try:
+                    await env.start()
+                except Exception as err:
+                    raise SimulationError(f"the control plane did not start: {err}") from err
+                stack.push_async_callback(env.stop)
+            else:
+                env = environment
+                await env.install_crds([crds])
             rest = await load_rest_config(env.kubeconfig_path)
             client = new_client(rest, field_owner="arc-sim", register_prometheus=False)
             stack.push_async_callback(client.close)
