@@ -3,6 +3,15 @@
 Ports: sigs.k8s.io/controller-runtime/pkg/cache and client-go tools/cache
 """
 
+from reconcilekit.cache._internal.jsoncopy import deep_copy_json as deep_copy
+from reconcilekit.cache._internal.shared_informer import strip_managed_fields
+from reconcilekit.cache.informer_cache import (
+    CacheNotStartedError,
+    InformerCache,
+    ResourceNotCachedError,
+    UnknownNamespaceError,
+    new_cache,
+)
 from reconcilekit.cache.interfaces import (
     Cache,
     DeletedFinalStateUnknown,
@@ -12,13 +21,23 @@ from reconcilekit.cache.interfaces import (
     ResourceEventHandler,
     ResourceEventHandlerRegistration,
 )
+from reconcilekit.cache.options import ByObject, Options
 
 __all__ = [
+    "ByObject",
     "Cache",
+    "CacheNotStartedError",
     "DeletedFinalStateUnknown",
     "IndexFunc",
     "Informer",
+    "InformerCache",
     "Informers",
+    "Options",
     "ResourceEventHandler",
     "ResourceEventHandlerRegistration",
+    "ResourceNotCachedError",
+    "UnknownNamespaceError",
+    "deep_copy",
+    "new_cache",
+    "strip_managed_fields",
 ]

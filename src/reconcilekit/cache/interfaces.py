@@ -129,5 +129,3 @@ class Informers(Protocol):
 
 class Cache(Reader, Informers, Protocol):
     """A reader served from informers, plus the informers. Ports: cache.Cache"""
-
-

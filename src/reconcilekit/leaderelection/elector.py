@@ -1,0 +1,288 @@
+"""The leader elector: acquire a Lease, keep renewing it, and say so when it is lost.
+
+Safety rests on judging a lease's validity by *local observation time*: a candidate
+remembers the record it last saw and the monotonic time at which that record last
+changed, and treats the lease as held until ``observed + leaseDurationSeconds`` passes
+without a change. Clock skew between replicas does not matter.
+
+Ports: k8s.io/client-go/tools/leaderelection/leaderelection.go (LeaderElector)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import structlog
+from prometheus_client import Gauge
+
+from reconcilekit.errors import is_conflict, is_not_found
+from reconcilekit.leaderelection.lease_lock import LeaderElectionRecord, LeaseLock
+from reconcilekit.metrics import REGISTRY
+
+__all__ = [
+    "DEFAULT_LEASE_DURATION",
+    "DEFAULT_RENEW_DEADLINE",
+    "DEFAULT_RETRY_PERIOD",
+    "JITTER_FACTOR",
+    "LEADER_GAUGE",
+    "LeaderElectionConfig",
+    "LeaderElector",
+]
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_LEASE_DURATION = 15.0
+"""Seconds a non-leader waits, from the last observed change, before taking over."""
+DEFAULT_RENEW_DEADLINE = 10.0
+"""Seconds the leader keeps retrying a renewal before it gives up leading."""
+DEFAULT_RETRY_PERIOD = 2.0
+"""Seconds between attempts to acquire or renew."""
+JITTER_FACTOR = 1.2
+"""Acquire attempts wait ``retry_period × [1, 1 + 1.2)``. Ports: leaderelection.JitterFactor"""
+
+LEADER_GAUGE = Gauge(
+    "leader_election_master_status",
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.",
+    ["name"],
+    registry=REGISTRY,
+)
+"""1 while this process leads the named lease. Ports: leaderelection metrics (leader_election_master_status)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderElectionConfig:
+    """How to elect. Durations are seconds.
+
+    Raises (from `validate`):
+        ValueError: unless lease_duration > renew_deadline > 1.2 × retry_period > 0.
+
+    Ports: leaderelection.LeaderElectionConfig
+    """
+
+    lock: LeaseLock
+    lease_duration: float = DEFAULT_LEASE_DURATION
+    renew_deadline: float = DEFAULT_RENEW_DEADLINE
+    retry_period: float = DEFAULT_RETRY_PERIOD
+    release_on_cancel: bool = False
+    name: str = ""
+
+    def validate(self) -> None:
+        """Ports: leaderelection.NewLeaderElector's checks"""
+        if self.lease_duration <= self.renew_deadline:
+            raise ValueError("leaseDuration must be greater than renewDeadline")
+        if self.renew_deadline <= JITTER_FACTOR * self.retry_period:
+            raise ValueError("renewDeadline must be greater than retryPeriod*JitterFactor")
+        if self.lease_duration <= 0:
+            raise ValueError("leaseDuration must be greater than zero")
+        if self.renew_deadline <= 0:
+            raise ValueError("renewDeadline must be greater than zero")
+        if self.retry_period <= 0:
+            raise ValueError("retryPeriod must be greater than zero")
+        if not self.lock.identity:
+            raise ValueError("lock identity is empty")
+
+
+class LeaderElector:
+    """Runs one candidate's election. `run` returns when leadership is lost.
+
+    Args:
+        config: see `LeaderElectionConfig`.
+        on_started_leading: called once this candidate leads.
+        on_stopped_leading: called when it stops leading (lost, or cancelled while leading).
+        on_new_leader: called with the identity of each newly observed leader.
+        clock: monotonic seconds (tests inject one).
+
+    Ports: leaderelection.LeaderElector
+    """
+
+    def __init__(
+        self,
+        config: LeaderElectionConfig,
+        *,
+        on_started_leading: Callable[[], None],
+        on_stopped_leading: Callable[[], None],
+        on_new_leader: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        config.validate()
+        self._config = config
+        self._lock = config.lock
+        self._on_started = on_started_leading
+        self._on_stopped = on_stopped_leading
+        self._on_new_leader = on_new_leader
+        self._clock = clock
+        self._observed = LeaderElectionRecord()
+        self._observed_raw = b""
+        self._observed_time = 0.0
+        self._reported_leader = ""
+        self._gauge = LEADER_GAUGE.labels(name=config.name or config.lock.name)
+        self._call_timeout = max(config.renew_deadline / 2, 1.0)
+
+    @property
+    def identity(self) -> str:
+        return self._lock.identity
+
+    def is_leader(self) -> bool:
+        """True while the last record seen names this candidate. Ports: LeaderElector.IsLeader"""
+        return self._observed.holder_identity == self._lock.identity
+
+    def get_leader(self) -> str:
+        """The identity in the last record seen. Ports: LeaderElector.GetLeader"""
+        return self._observed.holder_identity
+
+    async def run(self) -> None:
+        """Acquire, call ``on_started_leading``, renew until that fails; then return.
+
+        Cancellation stops the election (and releases the lease if configured).
+
+        Ports: LeaderElector.Run
+        """
+        leading = False
+        try:
+            await self._acquire()
+            leading = True
+            self._gauge.set(1)
+            log.info("successfully acquired lease", lease=self._lock.describe(), identity=self.identity)
+            self._on_started()
+            await self._renew()
+        finally:
+            self._gauge.set(0)
+            if leading:
+                if self._config.release_on_cancel and self.is_leader():
+                    await self._release()
+                self._on_stopped()
+
+    async def _acquire(self) -> None:
+        """Try now, then every retry_period × [1, 2.2) until success. Ports: LeaderElector.acquire"""
+        log.info("attempting to acquire leader lease", lease=self._lock.describe())
+        while True:
+            if await self._try_acquire_or_renew():
+                return
+            await asyncio.sleep(self._config.retry_period * (1 + random.random() * JITTER_FACTOR))
+
+    async def _renew(self) -> None:
+        """Every retry_period: retry until renewed, giving up after renew_deadline. Ports: LeaderElector.renew"""
+        cfg = self._config
+        while True:
+            renewed = False
+            try:
+                async with asyncio.timeout(cfg.renew_deadline):
+                    while True:
+                        renewed = await self._try_acquire_or_renew()
+                        if renewed:
+                            break
+                        await asyncio.sleep(cfg.retry_period)
+            except TimeoutError:
+                renewed = False
+            if not renewed:
+                log.info("failed to renew lease", lease=self._lock.describe())
+                return
+            await asyncio.sleep(cfg.retry_period)
+
+    async def _try_acquire_or_renew(self) -> bool:
+        """One attempt. Ports: LeaderElector.tryAcquireOrRenew"""
+        now = datetime.now(UTC)
+        record = LeaderElectionRecord(
+            holder_identity=self.identity,
+            lease_duration_seconds=int(self._config.lease_duration),
+            acquire_time=now,
+            renew_time=now,
+        )
+        # Fast path: still leading by our own view: renew over the cached Lease.
+        if self.is_leader() and self._lease_valid():
+            record = record.with_(
+                acquire_time=self._observed.acquire_time, leader_transitions=self._observed.leader_transitions
+            )
+            try:
+                async with asyncio.timeout(self._call_timeout):
+                    await self._lock.update(record)
+                self._set_observed(record)
+                return True
+            except Exception as err:  # fall through to the slow path
+                log.debug("lease renewal over the cached lease failed", error=repr(err))
+        # Slow path: read the Lease.
+        try:
+            async with asyncio.timeout(self._call_timeout):
+                old, raw = await self._lock.get()
+        except Exception as err:
+            if not is_not_found(err):
+                log.warning("error retrieving lease", lease=self._lock.describe(), error=repr(err))
+                return False
+            try:
+                async with asyncio.timeout(self._call_timeout):
+                    await self._lock.create(record)
+            except Exception as create_err:
+                log.warning("error initially creating lease", error=repr(create_err))
+                return False
+            self._set_observed(record)
+            return True
+        if raw != self._observed_raw:
+            self._observed, self._observed_raw, self._observed_time = old, raw, self._clock()
+            self._maybe_report_leader()
+        if old.holder_identity and self._lease_valid() and not self.is_leader():
+            return False
+        if self.is_leader():
+            record = record.with_(acquire_time=old.acquire_time, leader_transitions=old.leader_transitions)
+        else:
+            record = record.with_(leader_transitions=old.leader_transitions + 1)
+        try:
+            async with asyncio.timeout(self._call_timeout):
+                await self._lock.update(record)
+        except Exception as err:
+            log.debug("failed to update lease", error=repr(err))
+            return False
+        self._set_observed(record)
+        return True
+
+    async def _release(self) -> None:
+        """Hand the lease back: holder "", duration 1 s. Ports: LeaderElector.release"""
+        try:
+            async with asyncio.timeout(self._config.renew_deadline):
+                while True:
+                    try:
+                        old, _ = await self._lock.get()
+                        if old.holder_identity != self.identity:
+                            return
+                        now = datetime.now(UTC)
+                        await self._lock.update(
+                            LeaderElectionRecord(
+                                holder_identity="",
+                                lease_duration_seconds=1,
+                                acquire_time=now,
+                                renew_time=now,
+                                leader_transitions=old.leader_transitions,
+                            )
+                        )
+                        self._observed = LeaderElectionRecord()
+                        log.info("released lease", lease=self._lock.describe())
+                        return
+                    except Exception as err:
+                        if not is_conflict(err):
+                            log.warning("failed to release lease", error=repr(err))
+                            return
+        except TimeoutError:
+            log.warning("failed to release lease in time", lease=self._lock.describe())
+
+    def _lease_valid(self) -> bool:
+        return self._observed_time + self._observed.lease_duration_seconds > self._clock()
+
+    def _set_observed(self, record: LeaderElectionRecord) -> None:
+        self._observed = record
+        self._observed_raw = json.dumps(record.to_spec(), sort_keys=True).encode()
+        self._observed_time = self._clock()
+        self._maybe_report_leader()
+
+    def _maybe_report_leader(self) -> None:
+        holder = self._observed.holder_identity
+        if holder and holder != self._reported_leader:
+            self._reported_leader = holder
+            if holder != self.identity:
+                log.info("new leader elected", identity=holder)
+            if self._on_new_leader is not None:
+                self._on_new_leader(holder)

@@ -1,0 +1,38 @@
+"""Test doubles and fault injection for controllers built on reconcilekit.
+
+* `FakeClient`: an in-memory API server (resource versions, watches, 410 on demand).
+* `InterceptorClient`, `ConflictInjector`, `CrashInjector`, `LaggingClient`: wrap any client
+  to count requests, inject conflicts, crash a reconcile at an await point, or make a cache lag.
+* `eventually`, `consistently`: polling assertions.
+
+See `reconcilekit.testing.faults` for a worked example.
+
+Python only: controller-runtime ships a fake client; the fault kit is ours.
+"""
+
+from reconcilekit.testing.eventually import consistently, eventually
+from reconcilekit.testing.fake_client import DEFAULT_KINDS_WITHOUT_STATUS, FakeClient, RecordedRequest
+from reconcilekit.testing.faults import (
+    CRASHED,
+    Call,
+    ConflictInjector,
+    CrashInjector,
+    InterceptorClient,
+    LaggingClient,
+    SimulatedCrash,
+)
+
+__all__ = [
+    "CRASHED",
+    "DEFAULT_KINDS_WITHOUT_STATUS",
+    "Call",
+    "ConflictInjector",
+    "CrashInjector",
+    "FakeClient",
+    "InterceptorClient",
+    "LaggingClient",
+    "RecordedRequest",
+    "SimulatedCrash",
+    "consistently",
+    "eventually",
+]
