@@ -215,8 +215,14 @@ class Builder:
         sources: list[Source] = []
         if self._for is not None:
             sources.append(
-                kind(cache, _gvk_of(self._for.kind), EnqueueRequestForObject(), *first, *self._for.predicates,
-                     clock=options.clock)
+                kind(
+                    cache,
+                    _gvk_of(self._for.kind),
+                    EnqueueRequestForObject(),
+                    *first,
+                    *self._for.predicates,
+                    clock=options.clock,
+                )
             )
             owner = _gvk_of(self._for.kind)
             owner_namespaced = _namespaced(self._for.kind)

@@ -201,4 +201,3 @@ class TypedClient:
     ) -> None:
         """DELETE every ``model`` object matching ``labels`` in ``namespace``."""
         await self.client.delete_all_of(gvk_for(model), namespace=namespace, labels=labels)
-

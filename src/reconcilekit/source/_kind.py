@@ -104,8 +104,9 @@ class Kind:
                 informer = await self._cache.get_informer(self.gvk)
             except NoKindMatchError as err:
                 self.last_error = err
-                _log.error("if kind is a CRD, it should be installed before calling Start", kind=str(self.gvk),
-                           error=str(err))
+                _log.error(
+                    "if kind is a CRD, it should be installed before calling Start", kind=str(self.gvk), error=str(err)
+                )
             except Exception as err:
                 self.last_error = err
                 _log.error("failed to get informer from cache", kind=str(self.gvk), error=str(err))

@@ -1,0 +1,216 @@
+"""Fixtures for the runner controllers on a real API server: CRDs, the fake Actions service, a manager.
+
+Upstream's suites start one manager per spec with the fake multi-client; here each test
+gets a namespace, a config secret with the fake service's token, a scale set registered
+in the fake service, and a manager running the controllers it asks for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+
+from arc_controllers.actions.fake import FakeActionsService
+from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
+from arc_controllers.controllers.runner_setup import (
+    setup_ephemeral_runner_reconciler,
+    setup_ephemeral_runner_set_reconciler,
+    setup_runner_indexers,
+)
+from reconcilekit.client import new_client
+from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
+from reconcilekit.client.patch import raw_patch
+from reconcilekit.config import load_rest_config
+from reconcilekit.envtest import Environment
+from reconcilekit.manager import Options, new_manager
+
+CRDS = Path(__file__).resolve().parents[2] / "config" / "crd"
+ERS = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")
+ER = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
+POD = GroupVersionKind("", "v1", "Pod")
+SECRET = GroupVersionKind("", "v1", "Secret")
+MERGE = "application/merge-patch+json"
+
+
+@pytest_asyncio.fixture(loop_scope="session", scope="session")
+async def arc_crds(envtest_environment: Environment) -> None:
+    await envtest_environment.install_crds([CRDS])
+
+
+@pytest_asyncio.fixture(loop_scope="session", scope="session")
+async def actions_service() -> AsyncIterator[FakeActionsService]:
+    async with FakeActionsService() as svc:
+        yield svc
+
+
+@dataclass
+class Harness:
+    """One test's world: a direct client, the namespace, the scale set id, and a way to run controllers."""
+
+    env: Environment
+    namespace: str
+    service: FakeActionsService
+    scale_set_id: int
+    client: Any
+    managers: list[asyncio.Task[None]] = field(default_factory=list)
+    factories: list[SecretActionsClientFactory] = field(default_factory=list)
+    clients: list[Any] = field(default_factory=list)
+
+    async def release_deleting_runners(self) -> None:
+        """Upstream's finalizer-stripping helper, run in a loop: with no runner controller, a deleted
+        runner's finalizers are dropped so the deletion completes."""
+        while True:
+            with contextlib.suppress(Exception):
+                for obj in (await self.client.list(ER, namespace=self.namespace)).items:
+                    if obj["metadata"].get("deletionTimestamp") and obj["metadata"].get("finalizers"):
+                        body = json.dumps({"metadata": {"finalizers": None}})
+                        await self.client.patch(obj, raw_patch(MERGE, body))
+            await asyncio.sleep(0.2)
+
+    async def start(self, *, runner_set: bool = True, runner: bool = True, client: Any = None) -> Any:
+        """Start a manager running the chosen reconcilers; returns the manager.
+
+        Without the runner controller, deleted runners are released by `release_deleting_runners`.
+        """
+        if not runner:
+            self.managers.append(
+                asyncio.create_task(self.release_deleting_runners(), name=f"strip-finalizers-{self.namespace}")
+            )
+        config = await load_rest_config(self.env.kubeconfig_path)
+        if client is None:
+            client = new_client(config)
+        self.clients.append(client)
+        mgr = new_manager(config, Options(metrics_bind_address="0", uncached=[SECRET]), client=client)
+        actions = SecretActionsClientFactory(mgr.get_api_reader())
+        self.factories.append(actions)
+        await setup_runner_indexers(mgr)
+        if runner_set:
+            setup_ephemeral_runner_set_reconciler(mgr, actions=actions, skip_name_validation=True)
+        if runner:
+            setup_ephemeral_runner_reconciler(mgr, actions=actions, skip_name_validation=True)
+        task = asyncio.create_task(mgr.start(), name=f"manager-{self.namespace}-{len(self.managers)}")
+        self.managers.append(task)
+        return mgr
+
+    async def stop(self) -> None:
+        for task in self.managers:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.managers.clear()
+        for factory in self.factories:
+            await factory.aclose()
+        self.factories.clear()
+        for client in self.clients:
+            await client.close()
+        self.clients.clear()
+
+    def runner_set(self, *, replicas: int = 0, patch_id: int = 0, name: str = "set", **spec: Any) -> dict[str, Any]:
+        runner_spec = {
+            "githubConfigUrl": self.service.config_url(),
+            "githubConfigSecret": "github-config",
+            "runnerScaleSetId": self.scale_set_id,
+            "spec": {"containers": [{"name": "runner", "image": "ghcr.io/actions/actions-runner:latest"}]},
+        }
+        runner_spec.update(spec.pop("ephemeralRunnerSpec", {}))
+        return {
+            "apiVersion": "actions.github.com/v1alpha1",
+            "kind": "EphemeralRunnerSet",
+            "metadata": {
+                "name": name,
+                "namespace": self.namespace,
+                "labels": {
+                    "actions.github.com/scale-set-name": name,
+                    "actions.github.com/scale-set-namespace": self.namespace,
+                },
+            },
+            "spec": {"replicas": replicas, "patchID": patch_id, "ephemeralRunnerSpec": runner_spec, **spec},
+        }
+
+    async def runners(self, name: str = "set") -> list[dict[str, Any]]:
+        listed = await self.client.list(ER, namespace=self.namespace)
+        return [
+            r
+            for r in listed.items
+            if any(ref.get("name") == name for ref in r["metadata"].get("ownerReferences") or [])
+        ]
+
+    async def get(self, gvk: GroupVersionKind, name: str) -> dict[str, Any]:
+        got: dict[str, Any] = await self.client.get(gvk, ObjectKey(self.namespace, name))
+        return got
+
+    async def patch_spec(self, gvk: GroupVersionKind, name: str, spec: dict[str, Any]) -> None:
+        obj = await self.get(gvk, name)
+        await self.client.patch(obj, raw_patch(MERGE, json.dumps({"spec": spec})))
+
+    async def patch_status(self, gvk: GroupVersionKind, name: str, status: dict[str, Any]) -> None:
+        obj = await self.get(gvk, name)
+        await self.client.status().patch(obj, raw_patch(MERGE, json.dumps({"status": status})))
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def harness(
+    envtest_environment: Environment, arc_crds: None, namespace: str, actions_service: FakeActionsService
+) -> AsyncIterator[Harness]:
+    config = await load_rest_config(envtest_environment.kubeconfig_path)
+    client = new_client(config)
+    token = actions_service.github.pat
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "github-config", "namespace": namespace},
+            "data": {"github_token": base64.b64encode(token.encode()).decode()},
+        }
+    )
+    scale_set = actions_service.state.create_scale_set({"name": namespace, "runnerGroupId": 1})
+    h = Harness(envtest_environment, namespace, actions_service, scale_set.id, client)
+    try:
+        yield h
+    finally:
+        await h.stop()
+        await strip_finalizers(h)
+        await client.close()
+
+
+async def strip_finalizers(h: Harness) -> None:
+    """Upstream's helper: runner finalizers are stripped so namespaces can go (no runner controller)."""
+    for gvk in (ER, ERS):
+        with contextlib.suppress(Exception):
+            for obj in (await h.client.list(gvk, namespace=h.namespace)).items:
+                if obj["metadata"].get("finalizers"):
+                    await h.client.patch(obj, raw_patch(MERGE, json.dumps({"metadata": {"finalizers": None}})))
+
+
+async def eventually(check: Callable[[], Any], *, within: float = 20.0, interval: float = 0.25) -> Any:
+    """Gomega's Eventually: poll until ``check`` returns something other than None or False."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        try:
+            value = await check()
+            if value is not None and value is not False:
+                return value
+            last: Any = value
+        except AssertionError as err:
+            last = err
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"not true within {within} s: {last!r}")
+        await asyncio.sleep(interval)
+
+
+async def consistently(check: Callable[[], Any], *, duration: float = 2.0, interval: float = 0.25) -> None:
+    """Gomega's Consistently: ``check`` returns neither None nor False for ``duration`` seconds."""
+    deadline = asyncio.get_running_loop().time() + duration
+    while asyncio.get_running_loop().time() < deadline:
+        value = await check()
+        assert value is not None, "stopped holding: None"
+        assert value is not False, "stopped holding: False"
+        await asyncio.sleep(interval)

@@ -1,0 +1,106 @@
+# ruff: noqa: E501
+"""Python only: revert each seed mechanism in turn and check that its test fails (issue 7's mutation check).
+
+Run from the repository root: .venv/bin/python hack/mutation_check.py
+Each entry: (seed, file, text to replace, replacement, pytest -k expression).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ERS = "src/arc_controllers/controllers/ephemeralrunnerset.py"
+ER = "src/arc_controllers/controllers/ephemeralrunner.py"
+UNREG = "src/arc_controllers/controllers/unregistration.py"
+T_ERS = "tests/arc_controllers/controllers/test_ephemeralrunnerset.py"
+T_ER = "tests/arc_controllers/controllers/test_ephemeralrunner.py"
+T_CRASH = "tests/arc_controllers/controllers/test_runner_crash.py"
+
+MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
+    ("1", ERS,
+     "        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
+     "        await self._patch_applied_actionable_revision_status(object_key(runner_set), target)\n        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
+     T_ERS, "seed1"),
+    ("2", ERS, "if not semantic_equal(meta.get(\"annotations\"), annotations):",
+     "if meta.get(\"annotations\") != annotations:", T_ERS, "seed2"),
+    ("3", ERS, "await self.client.status().patch(live, lazy.merge_from(optimistic_lock=True))\n\n        await retry_on_conflict(attempt)\n\n    async def _update_status",
+     "await self.client.status().patch(live, lazy.merge_from())\n\n        await retry_on_conflict(attempt)\n\n    async def _update_status", T_ERS, "seed3"),
+    ("4", ERS, "if int(_status(live).get(\"appliedActionableRevision\") or 0) < target:",
+     "if int(_status(live).get(\"appliedActionableRevision\") or 0) != target:", T_ERS, "seed4"),
+    ("5", ERS, "            if state.finished:\n                return await self._clean_up_finished_runners(runner_set, state)\n",
+     "", T_ERS, "seed5"),
+    ("5b", ERS, "        if patch_id == 0:\n            return False\n        if self.api_reader is None:",
+     "        if self.api_reader is None:", T_ERS, "seed5_patch_id_zero"),
+    ("6", ERS, "            if int(_status(live).get(\"finishedRunnerCleanupPatchID\") or 0) == patch_id:\n                return\n",
+     "            if int(_status(live).get(\"finishedRunnerCleanupPatchID\") or 0) >= patch_id:\n                return\n", T_ERS, "seed6"),
+    ("7", ERS, "                status.pop(\"finishedRunnerCleanupPatchID\", None)  # Go's 0 with omitempty\n", "", T_ERS, "seed7"),
+    ("8", ERS, "            live = await self.api_reader.get(EPHEMERAL_RUNNER_SET, key)\n        except",
+     "            live = await self.client.get(EPHEMERAL_RUNNER_SET, key)\n        except", T_ERS, "seed8"),
+    ("9", ERS, "scale_up_total = total + len(state.deleting)", "scale_up_total = total", T_ERS, "seed9"),
+    ("11", ERS, "        lazy = LazyCopy(runner_set)\n        spec, status",
+     "        lazy = LazyCopy(runner_set)\n        lazy.mutate()\n        spec, status", T_ERS, "seed11"),
+    ("13", ERS, "        if state.stale_outdated:\n            return await self._replace_stale_outdated(runner_set, state)\n",
+     "", T_ERS, "seed13"),
+    ("13b", ERS, "        if state.outdated:\n            return await self._release_rejected_spec(runner_set, state)\n",
+     "", T_ERS, "seed13"),
+    ("14", ERS, "            _status_of(lazy.mutate())[\"finishedRunnerCleanupPatchID\"] = patch_id\n            await self.client.status().patch(live, lazy.merge_from(optimistic_lock=True))",
+     "            _status_of(lazy.mutate())[\"finishedRunnerCleanupPatchID\"] = patch_id\n            await self.client.status().patch(live, lazy.merge_from())", T_ERS, "seed14"),
+    ("15", ERS, "            runners = await reader.list(EPHEMERAL_RUNNER, namespace=key.namespace)",
+     "            runners = await self.client.list(EPHEMERAL_RUNNER, namespace=key.namespace)", T_ERS, "seed15"),
+    ("12", ER, "        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER)\n        add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)",
+     "        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER) or add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)",
+     T_ER, "seed12"),
+    ("ER-order", ER, "                await self.client.patch(runner, lazy.merge_from())\n                self._push(runner, rid)",
+     "                self._push(runner, rid)\n                await self.client.patch(runner, lazy.merge_from())",
+     T_ER, "patches_the_registration_finalizer_before_pushing"),
+    ("ER-lock", ER, "        await self.client.status().patch(runner, lazy.merge_from(optimistic_lock=True))",
+     "        await self.client.status().patch(runner, lazy.merge_from())", T_ER, "optimistic_lock or conflict"),
+    ("ER-running", ER, "        phase = current.get(\"phase\") or PHASE_PENDING",
+     "        phase = \"Running\" if _pod_ready(pod) else (current.get(\"phase\") or PHASE_PENDING)", T_ER, "never_running"),
+    ("ER-selfdereg", ER, "        if _status(runner).get(\"phase\") != PHASE_SUCCEEDED:\n            await self._queue_unregistration(runner)",
+     "        await self._queue_unregistration(runner)", T_ER, "never_unregistered"),
+    ("crash-1", ERS,
+     "        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
+     "        await self._patch_applied_actionable_revision_status(object_key(runner_set), target)\n        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
+     T_CRASH, "crash"),
+    ("crash-9", ERS, "scale_up_total = total + len(state.deleting)", "scale_up_total = total", T_CRASH, "crash"),
+    ("crash-b", ERS, "                if not is_runner_not_found(err):\n                    raise\n", "                raise\n", T_CRASH, "crash"),
+    ("unobserved", ERS, "        state.unobserved = self._observe_created(object_key(runner_set), runners.items)\n", "", T_ERS, "not_yet_in_the_cache"),
+]
+
+
+def main() -> int:
+    only = set(sys.argv[1:])
+    failures = 0
+    for seed, path, old, new, test_file, expr in MUTATIONS:
+        if only and seed not in only:
+            continue
+        source = Path(path)
+        if not source.exists():
+            print(f"seed {seed}: {path} missing, skipped")
+            continue
+        text = source.read_text()
+        if text.count(old) != 1:
+            print(f"seed {seed}: mutation anchor not found exactly once in {path}")
+            failures += 1
+            continue
+        source.write_text(text.replace(old, new))
+        try:
+            result = subprocess.run(
+                [".venv/bin/pytest", "-q", "-x", "-p", "no:randomly", test_file, "-k", expr],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        finally:
+            source.write_text(text)
+        caught = result.returncode == 1
+        print(f"seed {seed}: {'caught' if caught else 'NOT CAUGHT'} ({result.stdout.strip().splitlines()[-1]})")
+        failures += not caught
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

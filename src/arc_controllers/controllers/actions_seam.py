@@ -1,0 +1,185 @@
+"""The Actions service calls the runner controllers make, as a Protocol sized to them.
+
+Python only: the runner controllers depend on this seam rather than on the Actions
+client itself, so they can be tested with a fake and wired to `arc_controllers.actions`
+(or its fake service) by `cmd`. The four error kinds they branch on are recognised by
+class name, the names of the ActionsError tree (style-anchors §4.5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from arc_controllers.resourcebuilder.runner import JitRunnerConfig
+
+__all__ = [
+    "ActionsClientFactory",
+    "RunnerActionsClient",
+    "RunnerReference",
+    "is_actions_not_found",
+    "is_job_still_running",
+    "is_runner_exists",
+    "is_runner_not_found",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunnerReference:
+    """A registered runner as the service reports it. Ports: scaleset.RunnerReference"""
+
+    id: int
+    name: str
+    runner_scale_set_id: int
+
+
+class RunnerActionsClient(Protocol):
+    """**Protocol:** the runner calls of the Actions client. Ports: multiclient.Client (subset)"""
+
+    async def generate_jit_runner_config(self, *, name: str, work_folder: str, scale_set_id: int) -> JitRunnerConfig:
+        """Register a runner just in time. Raises a ``RunnerExistsError`` when the name is taken."""
+        ...
+
+    async def get_runner_by_name(self, name: str, /) -> RunnerReference | None:
+        """The registered runner of that name, or None."""
+        ...
+
+    async def remove_runner(self, runner_id: int, /) -> None:
+        """Unregister. Raises ``JobStillRunningError`` while it runs a job, ``RunnerNotFoundError`` when gone."""
+        ...
+
+
+ActionsClientFactory = Callable[[Any], Awaitable[RunnerActionsClient]]
+"""Returns the Actions client for an object carrying ``spec.githubConfigUrl``/``githubConfigSecret``.
+
+Ports: SecretResolver.GetActionsService
+"""
+
+
+def _named(err: BaseException, *names: str) -> bool:
+    return any(cls.__name__ in names for cls in type(err).__mro__)
+
+
+def is_runner_not_found(err: BaseException) -> bool:
+    """Python only: a ``RunnerNotFoundError`` or a plain 404 ``ActionsNotFoundError``."""
+    return _named(err, "RunnerNotFoundError", "ActionsNotFoundError")
+
+
+def is_actions_not_found(err: BaseException) -> bool:
+    """Python only: an HTTP 404 from the Actions service."""
+    return _named(err, "ActionsNotFoundError")
+
+
+def is_job_still_running(err: BaseException) -> bool:
+    """Python only: the service refused to remove a runner that executes a job."""
+    return _named(err, "JobStillRunningError")
+
+
+def is_runner_exists(err: BaseException) -> bool:
+    """Python only: JIT registration for a name that is already registered."""
+    return _named(err, "RunnerExistsError")
+
+
+class ScaleSetRunnerClient:
+    """Adapts `arc_controllers.actions.ActionsClient` to `RunnerActionsClient`.
+
+    Python only: maps the wire models onto the seam's plain values.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    async def generate_jit_runner_config(self, *, name: str, work_folder: str, scale_set_id: int) -> JitRunnerConfig:
+        """Python only: see `RunnerActionsClient.generate_jit_runner_config`."""
+        from arc_controllers.actions import RunnerScaleSetJitRunnerSetting
+
+        config = await self._client.generate_jit_runner_config(
+            RunnerScaleSetJitRunnerSetting(name=name, work_folder=work_folder), scale_set_id
+        )
+        runner = config.runner
+        if runner is None:
+            raise ValueError(f"the Actions service returned a JIT config without a runner for {name}")
+        return JitRunnerConfig(
+            encoded_jit_config=config.encoded_jit_config,
+            runner_id=int(runner.id),
+            runner_name=str(runner.name),
+            runner_scale_set_id=int(runner.runner_scale_set_id or scale_set_id),
+        )
+
+    async def get_runner_by_name(self, name: str, /) -> RunnerReference | None:
+        """Python only: see `RunnerActionsClient.get_runner_by_name`."""
+        found = await self._client.get_runner_by_name(name)
+        if found is None:
+            return None
+        return RunnerReference(
+            id=int(found.id), name=str(found.name), runner_scale_set_id=int(found.runner_scale_set_id)
+        )
+
+    async def remove_runner(self, runner_id: int, /) -> None:
+        """Python only: see `RunnerActionsClient.remove_runner`."""
+        await self._client.remove_runner(runner_id)
+
+
+class SecretActionsClientFactory:
+    """Builds (and keeps) one Actions client per config URL and config secret.
+
+    Reads ``spec.githubConfigSecret`` from the object's namespace (``github_token``, or
+    ``github_app_id``/``github_app_installation_id``/``github_app_private_key``) and keeps
+    the client for ``ttl`` seconds, so a reconcile does not re-read the secret each time
+    (Go's multiclient re-reads it on every call).
+
+    Python only: a minimal stand-in for secretresolver + multiclient (spec §11.1) for the
+    runner controllers; no vault, proxy or TLS config map.
+    """
+
+    def __init__(self, reader: Any, *, ttl: float = 60.0, version: str = "dev") -> None:
+        self._reader = reader
+        self._ttl = ttl
+        self._version = version
+        self._clients: dict[tuple[str, str, str], tuple[float, ScaleSetRunnerClient, Any]] = {}
+
+    async def __call__(self, obj: Any) -> RunnerActionsClient:
+        """Python only: the client for ``obj``."""
+        import base64
+        import time
+
+        from arc_controllers.actions import GitHubAppAuth, PersonalAccessToken, SystemInfo, new_client
+        from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
+
+        spec = obj.get("spec") or {}
+        if obj.get("kind") == "EphemeralRunnerSet":
+            spec = spec.get("ephemeralRunnerSpec") or {}
+        namespace = obj["metadata"]["namespace"]
+        key = (namespace, str(spec.get("githubConfigSecret") or ""), str(spec.get("githubConfigUrl") or ""))
+        now = time.monotonic()
+        cached = self._clients.get(key)
+        if cached is not None and now - cached[0] < self._ttl:
+            return cached[1]
+        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, key[1]))
+        data = {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
+        credentials: Any
+        if data.get("github_token"):
+            credentials = PersonalAccessToken(data["github_token"])
+        else:
+            credentials = GitHubAppAuth(
+                client_id=data["github_app_id"],
+                installation_id=int(data["github_app_installation_id"]),
+                private_key=data["github_app_private_key"],
+            )
+        client = new_client(
+            key[2],
+            credentials,
+            system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller"),
+        )
+        adapter = ScaleSetRunnerClient(client)
+        if cached is not None:
+            await cached[2].aclose()
+        self._clients[key] = (now, adapter, client)
+        return adapter
+
+    async def aclose(self) -> None:
+        """Python only: close every client."""
+        for _, _, client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()

@@ -1,0 +1,626 @@
+"""EphemeralRunner reconciler: one JIT registration, one secret, one pod per runner.
+
+The controller writes Pending/Ready, Succeeded, Failed and Outdated, never Running (the
+listener writes that when a job starts). Registrations of runners that did not
+deregister themselves are removed by the unregistration queue, never inline.
+
+Ports: controllers/actions.github.com/ephemeralrunner_controller.go (@ed5c8aa0, §8.1–§8.6 of the spec)
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import structlog
+
+from arc_controllers._runner_constants import (
+    EPHEMERAL_RUNNER,
+    EPHEMERAL_RUNNER_ACTIONS_FINALIZER,
+    EPHEMERAL_RUNNER_CONTAINER_NAME,
+    EPHEMERAL_RUNNER_FINALIZER,
+    LABEL_RUNNER_POD,
+    PHASE_FAILED,
+    PHASE_OUTDATED,
+    PHASE_PENDING,
+    PHASE_SUCCEEDED,
+    POD,
+    SECRET,
+)
+from arc_controllers.controllers.actions_seam import ActionsClientFactory, is_runner_exists
+from arc_controllers.controllers.patching import LazyCopy, add_finalizer, contains_finalizer, remove_finalizer
+from arc_controllers.controllers.runnerstates import (
+    has_container_hook_configured,
+    has_job,
+    is_done,
+    last_failure,
+    parse_time,
+    runner_id,
+)
+from arc_controllers.controllers.unregistration import RunnerUnregistrationQueue
+from arc_controllers.resourcebuilder.runner import (
+    JitRunnerConfig,
+    RunnerBuildOptions,
+    new_ephemeral_runner_jit_secret,
+    new_ephemeral_runner_pod,
+    proxy_env,
+)
+from reconcilekit.client.interfaces import Client, Object, ObjectKey
+from reconcilekit.errors import AlreadyExistsError, ForbiddenError, InvalidError, NotFoundError
+from reconcilekit.reconcile import Request, Result
+
+__all__ = ["FAILURE_BACKOFF", "MAX_FAILURES", "EphemeralRunnerReconciler"]
+
+log = structlog.get_logger(__name__)
+
+MAX_FAILURES = 5
+"""A runner whose pod failed more often than this is deleted (the set builds a new one). Ports: maxFailures"""
+
+FAILURE_BACKOFF = (0.0, 5.0, 10.0, 20.0, 40.0, 80.0)
+"""Seconds to wait before a new pod, indexed by the number of failures so far. Ports: failedRunnerBackoff"""
+
+REASON_INVALID_POD = "InvalidPod"
+RETRYABLE_REQUEUE = 0.5
+POD_EXISTS_REQUEUE = 5.0
+QUOTA_REQUEUE = 30.0
+QUOTA_RECREATE_AGE = timedelta(minutes=10)
+
+
+class _RetryableError(Exception):
+    """Python only: JIT registration should be tried again shortly. Ports: retryableError"""
+
+
+class _FatalError(Exception):
+    """Python only: the runner can never register; delete it. Ports: fatalError"""
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _rfc3339(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _key(obj: Object) -> ObjectKey:
+    return ObjectKey(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+
+
+def _status(obj: Object) -> dict[str, Any]:
+    status: dict[str, Any] = obj.get("status") or {}
+    return status
+
+
+def _runner_container_status(pod: Object) -> dict[str, Any] | None:
+    for cs in _status(pod).get("containerStatuses") or []:
+        if cs.get("name") == EPHEMERAL_RUNNER_CONTAINER_NAME:
+            found: dict[str, Any] = cs
+            return found
+    return None
+
+
+def _pod_ready(pod: Object) -> bool:
+    """The Ready condition with the latest lastTransitionTime; False when there is none. Ports: podReady"""
+    ready = [c for c in _status(pod).get("conditions") or [] if c.get("type") == "Ready"]
+    if not ready:
+        return False
+    latest = max(ready, key=lambda c: str(c.get("lastTransitionTime") or ""))
+    return bool(latest.get("status") == "True")
+
+
+def _pod_terminated(pod: Object) -> bool:
+    """Every (init) container terminated, and the pod is terminal or reports all its containers.
+
+    Ports: podTerminated (deletePodOptions)
+    """
+    status = _status(pod)
+    statuses = [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
+    if not all((cs.get("state") or {}).get("terminated") for cs in statuses):
+        return False
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return True
+    containers = ((pod.get("spec") or {}).get("containers")) or []
+    return len(status.get("containerStatuses") or []) == len(containers)
+
+
+def _secret_value(secret: Object, key: str) -> str:
+    raw = (secret.get("data") or {}).get(key)
+    return base64.b64decode(raw).decode() if raw else ""
+
+
+@dataclass(kw_only=True)
+class EphemeralRunnerReconciler:
+    """Ports: EphemeralRunnerReconciler"""
+
+    client: Client
+    actions: ActionsClientFactory
+    unregistration_queue: RunnerUnregistrationQueue | None
+    """A None queue silently drops pushes, as upstream's nil queue does."""
+    build_options: RunnerBuildOptions = field(default_factory=RunnerBuildOptions)
+    terminated_pod_grace_period_seconds: int = 0
+    """Grace period for deleting a fully terminated pod; negative means the default graceful delete."""
+    clock: Callable[[], datetime] = _utcnow
+
+    async def reconcile(self, request: Request, /) -> Result:
+        """Ports: EphemeralRunnerReconciler.Reconcile
+
+        The guards are Go's, in Go's order; each branch is one method below.
+        """
+        try:
+            runner = await self.client.get(EPHEMERAL_RUNNER, request.key)
+        except NotFoundError:
+            return Result()
+        lazy = LazyCopy(runner)
+
+        if runner["metadata"].get("deletionTimestamp"):
+            return await self._finalize(lazy)
+        if is_done(runner):
+            return await self._release_finished(runner)
+        if not self._has_both_finalizers(runner):
+            await self._add_finalizers(lazy)
+
+        pod = await self._get_pod(runner)
+        secret: Object | None = None
+        if runner_id(runner) == 0 or pod is None:
+            got = await self._ensure_jit_secret(runner)
+            if isinstance(got, Result):
+                return got
+            secret = got
+        identity: tuple[int, str] | None = None
+        if runner_id(runner) == 0 and secret is not None:
+            parsed = await self._runner_identity(secret)
+            if parsed is None:
+                return Result(requeue_after=RETRYABLE_REQUEUE)
+            identity = parsed
+        if len(_status(runner).get("failures") or {}) > MAX_FAILURES:
+            return await self._delete_after_too_many_failures(runner)
+        if (wait := self._failure_backoff_remaining(runner)) > 0:
+            return Result(requeue_after=wait)
+        if pod is None:
+            assert secret is not None
+            return await self._create_pod(runner, secret, identity)
+        if identity is not None:
+            await self._record_runner_identity(runner, identity)
+        return await self._reconcile_pod_state(runner, pod)
+
+    # ---- deletion and terminal branches -------------------------------------------------
+
+    async def _finalize(self, lazy: LazyCopy) -> Result:
+        """Release the registration (queued), delete pod and secret, then drop the finalizers.
+
+        The registration ID is resolved before the JIT secret goes, and the registration
+        finalizer is patched away before the push, so a retry never unregisters twice.
+        A Succeeded runner deregistered itself: nothing is queued and its finalizer
+        removal rides on the final patch.
+
+        Ports: EphemeralRunnerReconciler.Reconcile, the deletion branch
+        """
+        runner = lazy.obj
+        if not contains_finalizer(runner, EPHEMERAL_RUNNER_FINALIZER):
+            return Result()
+        if contains_finalizer(runner, EPHEMERAL_RUNNER_ACTIONS_FINALIZER):
+            rid = 0 if _status(runner).get("phase") == PHASE_SUCCEEDED else await self._registered_runner_id(runner)
+            remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
+            if rid != 0:
+                await self.client.patch(runner, lazy.merge_from())
+                self._push(runner, rid)
+        await self._cleanup_resources(runner)
+        if has_container_hook_configured(runner):
+            await self._cleanup_container_hook_resources(runner)
+        remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_FINALIZER)
+        with contextlib.suppress(NotFoundError):
+            await self.client.patch(runner, lazy.merge_from())
+        log.info("removed runner finalizers", runner=runner["metadata"]["name"])
+        return Result()
+
+    async def _release_finished(self, runner: Object) -> Result:
+        """A done runner: queue its unregistration (unless it deregistered itself), free pod and secret.
+
+        The set deletes the runner object itself.
+
+        Ports: EphemeralRunnerReconciler.Reconcile, the IsDone branch
+        """
+        if _status(runner).get("phase") != PHASE_SUCCEEDED:
+            await self._queue_unregistration(runner)
+        await self._cleanup_resources(runner)
+        return Result()
+
+    # ---- provisioning ---------------------------------------------------------------
+
+    @staticmethod
+    def _has_both_finalizers(runner: Object) -> bool:
+        return contains_finalizer(runner, EPHEMERAL_RUNNER_FINALIZER) and contains_finalizer(
+            runner, EPHEMERAL_RUNNER_ACTIONS_FINALIZER
+        )
+
+    async def _add_finalizers(self, lazy: LazyCopy) -> None:
+        """Add both finalizers in one merge patch, whichever is missing (no short circuit).
+
+        Ports: EphemeralRunnerReconciler.Reconcile, the finalizer block
+        """
+        obj = lazy.mutate()
+        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER)
+        add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
+        await self.client.patch(lazy.obj, lazy.merge_from())
+        log.info("added runner finalizers", runner=lazy.obj["metadata"]["name"])
+
+    async def _get_pod(self, runner: Object) -> Object | None:
+        """Python only: the runner's pod from the cache, or None."""
+        try:
+            return await self.client.get(POD, _key(runner))
+        except NotFoundError:
+            return None
+
+    async def _ensure_jit_secret(self, runner: Object) -> Object | Result:
+        """The JIT secret, registering the runner and creating the secret when it is missing.
+
+        Python only as to when: upstream reads the secret on every reconcile; here it is
+        read only while the runner ID is unrecorded or the pod is missing (the ledger's
+        repeated secret reads), which changes no decision.
+
+        Ports: EphemeralRunnerReconciler.Reconcile, the JIT secret block
+        """
+        try:
+            return await self.client.get(SECRET, _key(runner))
+        except NotFoundError:
+            pass
+        try:
+            jit = await self._create_runner_jit_config(runner)
+        except _RetryableError:
+            return Result(requeue_after=RETRYABLE_REQUEUE)
+        except _FatalError as err:
+            log.warning("runner cannot register, deleting it", runner=runner["metadata"]["name"], reason=str(err))
+            with contextlib.suppress(NotFoundError):
+                await self.client.delete(runner)
+            return Result()
+        secret = new_ephemeral_runner_jit_secret(runner, jit, options=self.build_options)
+        await self.client.create(secret)
+        log.info("created JIT secret", runner=runner["metadata"]["name"], runner_id=jit.runner_id)
+        return secret
+
+    async def _create_runner_jit_config(self, runner: Object) -> JitRunnerConfig:
+        """Register the runner just in time; an existing registration of the same name is removed first.
+
+        Raises:
+            _RetryableError: the name was taken and is being freed.
+            _FatalError: the name belongs to another scale set.
+
+        Ports: EphemeralRunnerReconciler.createRunnerJitConfig
+        """
+        actions = await self.actions(runner)
+        spec = runner.get("spec") or {}
+        work_folder = ""
+        for container in (spec.get("spec") or {}).get("containers") or []:
+            if container.get("name") == EPHEMERAL_RUNNER_CONTAINER_NAME and container.get("workingDir"):
+                work_folder = container["workingDir"]
+        scale_set_id = int(spec.get("runnerScaleSetId") or 0)
+        name = runner["metadata"]["name"]
+        try:
+            return await actions.generate_jit_runner_config(
+                name=name, work_folder=work_folder, scale_set_id=scale_set_id
+            )
+        except Exception as err:
+            if not is_runner_exists(err):
+                raise RuntimeError(f"failed to generate JIT config for EphemeralRunner {name}") from err
+        existing = await actions.get_runner_by_name(name)
+        if existing is None:
+            raise _RetryableError("runner exists but was not found by name")
+        if existing.runner_scale_set_id != scale_set_id:
+            raise _FatalError(f"runner name {name} is registered to scale set {existing.runner_scale_set_id}")
+        await actions.remove_runner(existing.id)
+        raise _RetryableError("removed a stale registration of the same name")
+
+    async def _runner_identity(self, secret: Object) -> tuple[int, str] | None:
+        """``(runnerId, runnerName)`` from the JIT secret; a corrupt secret is deleted (None).
+
+        Ports: EphemeralRunnerReconciler.Reconcile, the runner ID parse
+        """
+        try:
+            rid = int(_secret_value(secret, "runnerId"))
+        except ValueError:
+            log.warning("corrupt JIT secret, deleting it", secret=secret["metadata"]["name"])
+            with contextlib.suppress(NotFoundError):
+                await self.client.delete(secret)
+            return None
+        return rid, _secret_value(secret, "runnerName")
+
+    async def _delete_after_too_many_failures(self, runner: Object) -> Result:
+        """Ports: EphemeralRunnerReconciler.Reconcile, the too-many-failures branch"""
+        log.info("runner failed too many times, deleting it", runner=runner["metadata"]["name"])
+        with contextlib.suppress(NotFoundError):
+            await self.client.delete(runner)
+        return Result()
+
+    def _failure_backoff_remaining(self, runner: Object) -> float:
+        """Seconds left before a new pod may be created after the last failure (at least 1 ms).
+
+        Ports: EphemeralRunnerReconciler.Reconcile, the backoff block
+        """
+        last = last_failure(runner)
+        if last is None:
+            return 0.0
+        failures = len(_status(runner).get("failures") or {})
+        until = last + timedelta(seconds=FAILURE_BACKOFF[min(failures, MAX_FAILURES)])
+        now = self.clock()
+        if now >= until:
+            return 0.0
+        return max((until - now).total_seconds(), 0.001)
+
+    async def _create_pod(self, runner: Object, secret: Object, identity: tuple[int, str] | None) -> Result:
+        """Create the pod; publish the runner ID once it exists. Error outcomes per the spec's table.
+
+        Ports: EphemeralRunnerReconciler.createPod and the pod-creation outcome table
+        """
+        spec = runner.get("spec") or {}
+        env = proxy_env(spec.get("proxy"), str(spec.get("proxySecretRef") or ""))
+        pod = new_ephemeral_runner_pod(runner, secret, *env, options=self.build_options)
+        name = runner["metadata"]["name"]
+        try:
+            await self.client.create(pod)
+        except AlreadyExistsError:
+            return Result(requeue_after=POD_EXISTS_REQUEUE)
+        except InvalidError as err:
+            await self._mark_as_failed(runner, f"Failed to create the pod: {err}", REASON_INVALID_POD)
+            return Result()
+        except ForbiddenError as err:
+            if "exceeded quota:" not in str(err):
+                await self._mark_as_failed(runner, f"Failed to create the pod: {err}", REASON_INVALID_POD)
+                return Result()
+            created = parse_time(runner["metadata"].get("creationTimestamp"))
+            if created is not None and self.clock() - created > QUOTA_RECREATE_AGE:
+                with contextlib.suppress(NotFoundError):
+                    await self.client.delete(runner)
+                return Result()
+            return Result(requeue_after=QUOTA_REQUEUE)
+        log.info("created runner pod", runner=name)
+        if identity is not None:
+            await self._record_runner_identity(runner, identity)
+        return Result()
+
+    async def _record_runner_identity(self, runner: Object, identity: tuple[int, str]) -> None:
+        """Status merge patch ``runnerId``/``runnerName``, after the pod exists.
+
+        Ports: EphemeralRunnerReconciler.Reconcile, the runner ID status patch
+        """
+        lazy = LazyCopy(runner)
+        status = lazy.mutate().setdefault("status", {})
+        status["runnerId"], status["runnerName"] = identity
+        await self.client.status().patch(runner, lazy.merge_from())
+
+    # ---- pod state ------------------------------------------------------------------
+
+    async def _reconcile_pod_state(self, runner: Object, pod: Object) -> Result:
+        """The pod-state decision table, first match wins.
+
+        Ports: EphemeralRunnerReconciler.Reconcile, the pod state switch
+        """
+        cs = _runner_container_status(pod)
+        terminated = ((cs or {}).get("state") or {}).get("terminated")
+        exit_code = int(terminated.get("exitCode", 0)) if terminated else None
+        if _status(pod).get("phase") == "Failed":
+            if exit_code is None:
+                return await self._delete_ephemeral_runner_or_pod(runner, pod)
+            if exit_code == 0:
+                return await self._succeed_and_delete(runner, pod)
+            if exit_code == 7:
+                await self._mark_as_outdated(runner)
+                return Result()
+            return await self._delete_ephemeral_runner_or_pod(runner, pod)
+        for init in _status(pod).get("initContainerStatuses") or []:
+            init_terminated = (init.get("state") or {}).get("terminated")
+            if init_terminated and int(init_terminated.get("exitCode", 0)) != 0:
+                return await self._delete_ephemeral_runner_or_pod(runner, pod)
+        if cs is None:
+            return Result()
+        if exit_code is None:
+            await self._update_run_status_from_pod(runner, pod)
+            return Result()
+        if exit_code == 7:
+            await self._mark_as_outdated(runner)
+            return Result()
+        if exit_code != 0:
+            return await self._delete_ephemeral_runner_or_pod(runner, pod)
+        return await self._succeed_and_delete(runner, pod)
+
+    async def _succeed_and_delete(self, runner: Object, pod: Object) -> Result:
+        """Record Succeeded, then delete the runner (finalizers keep it readable).
+
+        Ports: EphemeralRunnerReconciler.Reconcile, the exit-code-0 rows
+        """
+        await self._mark_as_succeeded(runner, pod)
+        with contextlib.suppress(NotFoundError):
+            await self.client.delete(runner)
+        return Result()
+
+    async def _delete_ephemeral_runner_or_pod(self, runner: Object, pod: Object) -> Result:
+        """A job-bearing runner whose pod died is deleted; otherwise the pod is, with a failure recorded.
+
+        Ports: EphemeralRunnerReconciler.deleteEphemeralRunnerOrPod
+        """
+        if has_job(runner):
+            log.info("pod of a runner with a job failed, deleting the runner", runner=runner["metadata"]["name"])
+            with contextlib.suppress(NotFoundError):
+                await self.client.delete(runner)
+            return Result()
+        await self._delete_pod_as_failed(runner, pod)
+        return Result()
+
+    async def _delete_pod_as_failed(self, runner: Object, pod: Object) -> None:
+        """Delete the pod (unless already deleting), then record the failure by pod UID.
+
+        Ports: EphemeralRunnerReconciler.deletePodAsFailed
+        """
+        if not pod["metadata"].get("deletionTimestamp"):
+            with contextlib.suppress(NotFoundError):
+                await self._delete_pod(pod)
+        lazy = LazyCopy(runner)
+        status = lazy.mutate().setdefault("status", {})
+        status["failures"] = {**(status.get("failures") or {}), pod["metadata"]["uid"]: _rfc3339(self.clock())}
+        status["ready"] = False
+        status["reason"] = _status(pod).get("reason", "")
+        status["message"] = _status(pod).get("message", "")
+        await self.client.status().patch(runner, lazy.merge_from())
+        log.info("runner pod failed, recorded the failure", runner=runner["metadata"]["name"])
+
+    async def _delete_pod(self, pod: Object) -> None:
+        """Delete with zero grace and a UID precondition once fully terminated, else gracefully.
+
+        Ports: EphemeralRunnerReconciler.deletePodOptions with the Delete call
+        """
+        if _pod_terminated(pod) and self.terminated_pod_grace_period_seconds >= 0:
+            await self.client.delete(
+                pod,
+                grace_period_seconds=self.terminated_pod_grace_period_seconds,
+                preconditions={"uid": pod["metadata"]["uid"]},
+            )
+        else:
+            await self.client.delete(pod)
+
+    async def _patch_status(self, runner: Object, **fields: Any) -> None:
+        """Python only: a plain diff-based status merge patch of ``fields``."""
+        lazy = LazyCopy(runner)
+        lazy.mutate().setdefault("status", {}).update(fields)
+        await self.client.status().patch(runner, lazy.merge_from())
+
+    async def _mark_as_failed(self, runner: Object, message: str, reason: str) -> None:
+        """Ports: EphemeralRunnerReconciler.markAsFailed"""
+        await self._patch_status(runner, phase=PHASE_FAILED, reason=reason, message=message)
+        await self._queue_unregistration(runner)
+
+    async def _mark_as_outdated(self, runner: Object) -> None:
+        """The runner rejected its spec (exit code 7). Ports: EphemeralRunnerReconciler.markAsOutdated"""
+        await self._patch_status(runner, phase=PHASE_OUTDATED, reason="Outdated", message="Runner is deprecated")
+        await self._queue_unregistration(runner)
+
+    async def _mark_as_succeeded(self, runner: Object, pod: Object) -> None:
+        """No unregistration: an ephemeral runner deregisters itself.
+
+        Ports: EphemeralRunnerReconciler.markAsSucceeded
+        """
+        await self._patch_status(
+            runner,
+            phase=PHASE_SUCCEEDED,
+            ready=False,
+            reason=_status(pod).get("reason", ""),
+            message=_status(pod).get("message", ""),
+        )
+
+    async def _update_run_status_from_pod(self, runner: Object, pod: Object) -> None:
+        """Write Pending (never Running) and Ready from the pod, with the optimistic lock.
+
+        A 409 is raised as the reconcile error; the work queue retries with a fresh read.
+
+        Ports: EphemeralRunnerReconciler.updateRunStatusFromPod
+        """
+        if _status(pod).get("phase") in ("Succeeded", "Failed"):
+            return
+        ready = _pod_ready(pod)
+        current = _status(runner)
+        phase = current.get("phase") or PHASE_PENDING
+        if phase == current.get("phase") and ready == bool(current.get("ready")):
+            return
+        lazy = LazyCopy(runner)
+        status = lazy.mutate().setdefault("status", {})
+        status.update(
+            phase=phase, ready=ready, reason=_status(pod).get("reason", ""), message=_status(pod).get("message", "")
+        )
+        await self.client.status().patch(runner, lazy.merge_from(optimistic_lock=True))
+
+    # ---- registration and cleanup helpers ---------------------------------------------
+
+    def _push(self, runner: Object, rid: int) -> None:
+        if self.unregistration_queue is not None:
+            self.unregistration_queue.push(runner, rid)
+
+    async def _queue_unregistration(self, runner: Object) -> None:
+        """Resolve the ID, drop the registration finalizer, and only then queue the removal.
+
+        Ports: EphemeralRunnerReconciler.queueUnregistration
+        """
+        if not contains_finalizer(runner, EPHEMERAL_RUNNER_ACTIONS_FINALIZER):
+            return
+        rid = 0 if _status(runner).get("phase") == PHASE_SUCCEEDED else await self._registered_runner_id(runner)
+        lazy = LazyCopy(runner)
+        remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
+        with contextlib.suppress(NotFoundError):
+            await self.client.patch(runner, lazy.merge_from())
+        if rid != 0:
+            self._push(runner, rid)
+
+    async def _registered_runner_id(self, runner: Object) -> int:
+        """The registration to remove: status, else the JIT secret, else the service by name.
+
+        Raises:
+            RuntimeError: the registration found by name belongs to another scale set.
+            APIStatusError: the secret could not be read (never guess 0).
+
+        Ports: EphemeralRunnerReconciler.registeredRunnerID
+        """
+        if (rid := runner_id(runner)) != 0:
+            return rid
+        try:
+            secret = await self.client.get(SECRET, _key(runner))
+        except NotFoundError:
+            actions = await self.actions(runner)
+            found = await actions.get_runner_by_name(runner["metadata"]["name"])
+            if found is None:
+                return 0
+            scale_set_id = int((runner.get("spec") or {}).get("runnerScaleSetId") or 0)
+            if found.runner_scale_set_id != scale_set_id:
+                raise RuntimeError(
+                    f"runner {runner['metadata']['name']} is registered to scale set {found.runner_scale_set_id}"
+                ) from None
+            return found.id
+        try:
+            return int(_secret_value(secret, "runnerId"))
+        except ValueError:
+            log.warning("unparseable runner ID in JIT secret", runner=runner["metadata"]["name"])
+            return 0
+
+    async def _cleanup_resources(self, runner: Object) -> None:
+        """Delete the pod (unless already deleting) and the JIT secret; gone is fine.
+
+        Python only as to the secret: deleted by name (404 tolerated) instead of read first.
+
+        Ports: EphemeralRunnerReconciler.cleanupResources
+        """
+        pod = await self._get_pod(runner)
+        if pod is not None and not pod["metadata"].get("deletionTimestamp"):
+            with contextlib.suppress(NotFoundError):
+                await self._delete_pod(pod)
+        secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {**_key_meta(runner)}}
+        with contextlib.suppress(NotFoundError):
+            await self.client.delete(secret)
+
+    async def _cleanup_container_hook_resources(self, runner: Object) -> None:
+        """Delete pods and secrets labelled ``runner-pod=<runner>`` (made by container hooks).
+
+        Ports: EphemeralRunnerReconciler.cleanupContainerHooksResources
+        """
+        labels = {LABEL_RUNNER_POD: runner["metadata"]["name"]}
+        namespace = runner["metadata"]["namespace"]
+        errors: list[Exception] = []
+        for gvk in (POD, SECRET):
+            for obj in (await self.client.list(gvk, namespace=namespace, labels=labels)).items:
+                if obj["metadata"].get("deletionTimestamp"):
+                    continue
+                try:
+                    if gvk is POD:
+                        await self._delete_pod(obj)
+                    else:
+                        await self.client.delete(obj)
+                except NotFoundError:
+                    pass
+                except Exception as err:
+                    errors.append(err)
+        if errors:
+            raise errors[0] if len(errors) == 1 else ExceptionGroup("container hook cleanup failed", errors)
+
+
+def _key_meta(obj: Object) -> dict[str, str]:
+    """Python only: name and namespace of ``obj``."""
+    return {"name": obj["metadata"]["name"], "namespace": obj["metadata"].get("namespace", "")}

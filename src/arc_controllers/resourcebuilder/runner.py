@@ -1,0 +1,376 @@
+"""Desired objects for runners: the EphemeralRunner, its pod, its JIT secret, the set's proxy secret.
+
+Pure functions over plain JSON objects (``dict``): no client, no globals. Each returns a
+new object that shares no nested value with its inputs, so runners built concurrently
+never write into each other (the API server's answer is decoded into the object given
+to ``create``).
+
+Ports: controllers/actions.github.com/resourcebuilder.go (newEphemeralRunner,
+newEphemeralRunnerPod, newEphemeralRunnerJitSecret, newEphemeralRunnerSetProxySecret)
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from arc_controllers._runner_constants import (
+    ANNOTATION_ACTIONABLE_REVISION,
+    ANNOTATION_PATCH_ID,
+    API_VERSION,
+    ENV_RUNNER_DEPRECATED_EXIT_CODE,
+    ENV_RUNNER_EXTRA_USER_AGENT,
+    ENV_RUNNER_JIT_CONFIG,
+    EPHEMERAL_RUNNER_ACTIONS_FINALIZER,
+    EPHEMERAL_RUNNER_CONTAINER_NAME,
+    EPHEMERAL_RUNNER_FINALIZER,
+    JIT_TOKEN_KEY,
+    LABEL_COMPONENT,
+    LABEL_POD_TEMPLATE_HASH,
+    LABEL_RUNNER_TEMPLATE_HASH,
+    LABEL_SCALE_SET_NAME,
+    LABEL_SCALE_SET_NAMESPACE,
+)
+from reconcilekit.client.interfaces import Object
+
+__all__ = [
+    "PROXY_SECRET_KEYS",
+    "JitRunnerConfig",
+    "RunnerBuildOptions",
+    "controller_reference",
+    "fnv_hash_string",
+    "new_ephemeral_runner",
+    "new_ephemeral_runner_jit_secret",
+    "new_ephemeral_runner_pod",
+    "new_ephemeral_runner_set_proxy_secret",
+    "proxy_env",
+    "proxy_ephemeral_runner_set_secret_name",
+    "proxy_secret_data",
+]
+
+PROXY_SECRET_KEYS = ("http_proxy", "https_proxy", "no_proxy")
+"""Keys of a proxy secret's data, also the env var names of the runner container."""
+
+_SAFE_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunnerBuildOptions:
+    """What the runner builders take besides the objects.
+
+    Ports: ResourceBuilder's fields ExcludeLabelPropagationPrefixes, and build.Version
+    """
+
+    exclude_label_propagation_prefixes: tuple[str, ...] = ()
+    """Label keys starting with one of these are not copied from user metadata."""
+
+    build_version: str = "dev"
+    """Reported to the Actions service in the runner's user agent."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JitRunnerConfig:
+    """The parts of a JIT registration the secret stores.
+
+    Ports: scaleset.RunnerScaleSetJitRunnerConfig (the fields read by newEphemeralRunnerJitSecret)
+    """
+
+    encoded_jit_config: str
+    """The runner's credentials: never logged."""
+    runner_id: int
+    runner_name: str
+    runner_scale_set_id: int
+
+    def __repr__(self) -> str:
+        return (
+            f"JitRunnerConfig(runner_id={self.runner_id}, runner_name={self.runner_name!r}, "
+            f"runner_scale_set_id={self.runner_scale_set_id}, encoded_jit_config=[redacted])"
+        )
+
+
+def fnv_hash_string(value: str) -> str:
+    """FNV-1a (32 bit) of ``value``'s UTF-8 bytes, printed in decimal and then safe-encoded.
+
+    Safe encoding maps every character of the decimal string onto a consonant/digit
+    alphabet, so the result is a valid label value of at most 10 characters.
+
+    Ports: hash.FNVHashString (with k8s.io/apimachinery rand.SafeEncodeString)
+    """
+    h = 0x811C9DC5
+    for byte in value.encode():
+        h ^= byte
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    return "".join(_SAFE_ALPHANUMS[ord(c) % len(_SAFE_ALPHANUMS)] for c in str(h))
+
+
+def controller_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
+    """The controller owner reference to ``owner``, blocking its deletion until the dependent goes.
+
+    Ports: controllerutil.SetControllerReference as ResourceBuilder.setControllerReference calls it
+    """
+    meta = owner["metadata"]
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": meta["name"],
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _filter_and_merge_labels(
+    base: Mapping[str, str] | None, overwrite: Mapping[str, str] | None, excluded: Iterable[str]
+) -> dict[str, str] | None:
+    """Ports: ResourceBuilder.filterAndMergeLabels"""
+    if base is None and overwrite is None:
+        return None
+    prefixes = tuple(excluded)
+    merged = {k: v for k, v in (base or {}).items() if not k.startswith(prefixes)}
+    merged.update({k: v for k, v in (overwrite or {}).items() if not k.startswith(prefixes)})
+    return merged
+
+
+def _merge_annotations(base: Mapping[str, str] | None, overwrite: Mapping[str, str] | None) -> dict[str, str] | None:
+    """Ports: ResourceBuilder.mergeAnnotations (a new map; never aliases either input)"""
+    if base is None and overwrite is None:
+        return None
+    return {**(base or {}), **(overwrite or {})}
+
+
+def new_ephemeral_runner(runner_set: Mapping[str, Any], *, options: RunnerBuildOptions) -> Object:
+    """An EphemeralRunner for ``runner_set``, stamped with the set's patch ID and actionable revision.
+
+    Shape: ``metadata.generateName`` is ``<set>-runner-``; labels are the set's plus
+    ``app.kubernetes.io/component=runner``; annotations are the set's plus
+    ``actions.github.com/patch-id`` and ``actions.github.com/actionable-revision`` (the
+    revision stamp). User runner metadata sits underneath: derived keys always win. Both
+    finalizers are set, so the runner controller never needs to add them. The spec is a
+    deep copy of the set's runner spec.
+
+    Ports: ResourceBuilder.newEphemeralRunner
+    """
+    meta = runner_set["metadata"]
+    spec = runner_set.get("spec") or {}
+    labels: dict[str, str] | None = {**(meta.get("labels") or {}), LABEL_COMPONENT: "runner"}
+    annotations: dict[str, str] | None = {
+        **(meta.get("annotations") or {}),
+        ANNOTATION_PATCH_ID: str(int(spec.get("patchID") or 0)),
+        ANNOTATION_ACTIONABLE_REVISION: str(int(spec.get("actionableRevision") or 0)),
+    }
+    user = spec.get("ephemeralRunnerMetadata")
+    if user is not None:
+        labels = _filter_and_merge_labels(user.get("labels"), labels, options.exclude_label_propagation_prefixes)
+        annotations = _merge_annotations(user.get("annotations"), annotations)
+    runner_meta: dict[str, Any] = {
+        "generateName": f"{meta['name']}-runner-",
+        "namespace": meta["namespace"],
+        "finalizers": [EPHEMERAL_RUNNER_FINALIZER, EPHEMERAL_RUNNER_ACTIONS_FINALIZER],
+        "ownerReferences": [controller_reference(runner_set)],
+    }
+    if labels is not None:
+        runner_meta["labels"] = labels
+    if annotations is not None:
+        runner_meta["annotations"] = annotations
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "EphemeralRunner",
+        "metadata": runner_meta,
+        "spec": copy.deepcopy(spec.get("ephemeralRunnerSpec") or {}),
+    }
+
+
+def _hash_objects(*objs: Any) -> str:
+    """Python only: FNV-1a over canonical JSON of ``objs``, safe-encoded like ``fnv_hash_string``.
+
+    Go hashes its structs with a deep printer whose bytes Python cannot reproduce; the
+    label only has to change when its inputs change, which canonical JSON guarantees.
+    """
+    return fnv_hash_string(json.dumps(objs, sort_keys=True, separators=(",", ":")))
+
+
+def new_ephemeral_runner_pod(
+    runner: Mapping[str, Any],
+    secret: Mapping[str, Any],
+    *extra_env: Mapping[str, Any],
+    options: RunnerBuildOptions,
+) -> Object:
+    """The runner's pod: same name, the runner's template, the JIT config wired into the ``runner`` container.
+
+    Shape: annotations are the runner's then the template's on top; labels are the
+    runner's then the template's, then ``actions-ephemeral-runner=True`` and
+    ``pod-template-hash``. Only the container named ``runner`` gets env appended, after
+    the user's: ``ACTIONS_RUNNER_INPUT_JITCONFIG`` (secret key ``jitToken``),
+    ``GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT``, ``ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE=1``,
+    then ``extra_env`` (the proxy variables).
+
+    Ports: ResourceBuilder.newEphemeralRunnerPod
+    """
+    meta = runner["metadata"]
+    runner_spec = runner.get("spec") or {}
+    template_meta = runner_spec.get("metadata") or {}
+    annotations = {**(meta.get("annotations") or {}), **(template_meta.get("annotations") or {})}
+    labels = {**(meta.get("labels") or {}), **(template_meta.get("labels") or {})}
+    labels["actions-ephemeral-runner"] = "True"
+    labels[LABEL_POD_TEMPLATE_HASH] = _hash_objects(
+        {k: v for k, v in labels.items() if k != LABEL_RUNNER_TEMPLATE_HASH},
+        annotations,
+        runner_spec,
+        secret.get("data") or {},
+    )
+    pod_spec = copy.deepcopy(runner_spec.get("spec") or {})
+    containers = pod_spec.get("containers") or []
+    for container in containers:
+        if container.get("name") == EPHEMERAL_RUNNER_CONTAINER_NAME:
+            container["env"] = [
+                *(container.get("env") or []),
+                {
+                    "name": ENV_RUNNER_JIT_CONFIG,
+                    "valueFrom": {"secretKeyRef": {"name": secret["metadata"]["name"], "key": JIT_TOKEN_KEY}},
+                },
+                {"name": ENV_RUNNER_EXTRA_USER_AGENT, "value": f"actions-runner-controller/{options.build_version}"},
+                {"name": ENV_RUNNER_DEPRECATED_EXIT_CODE, "value": "1"},
+                *(copy.deepcopy(dict(env)) for env in extra_env),
+            ]
+    pod_spec["containers"] = containers
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": [controller_reference(runner)],
+        },
+        "spec": pod_spec,
+    }
+
+
+def _b64(value: str | bytes) -> str:
+    raw = value.encode() if isinstance(value, str) else value
+    return base64.b64encode(raw).decode("ascii")
+
+
+def new_ephemeral_runner_jit_secret(
+    runner: Mapping[str, Any], jit: JitRunnerConfig, *, options: RunnerBuildOptions
+) -> Object:
+    """The runner's JIT secret: same name; data ``jitToken``, ``runnerName``, ``runnerId``, ``scaleSetId``.
+
+    Labels and annotations come from ``spec.ephemeralRunnerConfigSecretMetadata`` only
+    (absent when it is absent). ``data`` values are base64, as the API server stores them.
+
+    Ports: ResourceBuilder.newEphemeralRunnerJitSecret
+    """
+    meta = runner["metadata"]
+    secret_meta: dict[str, Any] = {"name": meta["name"], "namespace": meta["namespace"]}
+    user = (runner.get("spec") or {}).get("ephemeralRunnerConfigSecretMetadata")
+    if user is not None:
+        labels = _filter_and_merge_labels(user.get("labels"), None, options.exclude_label_propagation_prefixes)
+        if labels is not None:
+            secret_meta["labels"] = labels
+        if user.get("annotations") is not None:
+            secret_meta["annotations"] = dict(user["annotations"])
+    secret_meta["ownerReferences"] = [controller_reference(runner)]
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": secret_meta,
+        "data": {
+            JIT_TOKEN_KEY: _b64(jit.encoded_jit_config),
+            "runnerName": _b64(jit.runner_name),
+            "runnerId": _b64(str(jit.runner_id)),
+            "scaleSetId": _b64(str(jit.runner_scale_set_id)),
+        },
+    }
+
+
+def proxy_ephemeral_runner_set_secret_name(runner_set: Mapping[str, Any]) -> str:
+    """``<set name>-<first 8 of FNV(set namespace)>-runner-proxy``.
+
+    Ports: proxyEphemeralRunnerSetSecretName
+    """
+    meta = runner_set["metadata"]
+    return f"{meta['name']}-{fnv_hash_string(meta['namespace'])[:8]}-runner-proxy"
+
+
+def new_ephemeral_runner_set_proxy_secret(runner_set: Mapping[str, Any], data: Mapping[str, bytes]) -> Object:
+    """The set's proxy secret: scale-set name/namespace labels from the set, empty annotations, ``data``.
+
+    Args:
+        data: raw (not base64) values under `PROXY_SECRET_KEYS`.
+
+    Ports: ResourceBuilder.newEphemeralRunnerSetProxySecret
+    """
+    labels = runner_set["metadata"].get("labels") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": proxy_ephemeral_runner_set_secret_name(runner_set),
+            "namespace": runner_set["metadata"]["namespace"],
+            "labels": {
+                LABEL_SCALE_SET_NAME: labels.get(LABEL_SCALE_SET_NAME, ""),
+                LABEL_SCALE_SET_NAMESPACE: labels.get(LABEL_SCALE_SET_NAMESPACE, ""),
+            },
+            "annotations": {},
+            "ownerReferences": [controller_reference(runner_set)],
+        },
+        "data": {key: _b64(value) for key, value in data.items()},
+    }
+
+
+def _proxy_url(server: Mapping[str, Any] | None, credentials: Mapping[str, Mapping[str, bytes]]) -> bytes:
+    """Python only: one proxy URL with its credential secret's username and password as user info."""
+    if not server or not server.get("url"):
+        return b""
+    url = str(server["url"])
+    ref = server.get("credentialSecretRef")
+    if not ref:
+        return url.encode()
+    if ref not in credentials:
+        raise ValueError(f"proxy credential secret {ref} was not read")
+    secret = credentials[ref]
+    user = quote(secret.get("username", b"").decode(), safe="")
+    password = quote(secret.get("password", b"").decode(), safe="")
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:{password}@{host}")).encode()
+
+
+def proxy_secret_data(proxy: Mapping[str, Any], credentials: Mapping[str, Mapping[str, bytes]]) -> dict[str, bytes]:
+    """A proxy secret's data from a ``ProxyConfig`` and its credential secrets (name → raw data).
+
+    Raises:
+        ValueError: a ``credentialSecretRef`` names a secret missing from ``credentials``.
+
+    Ports: v1alpha1.ProxyConfig.ToSecretData
+    """
+    return {
+        "http_proxy": _proxy_url(proxy.get("http"), credentials),
+        "https_proxy": _proxy_url(proxy.get("https"), credentials),
+        "no_proxy": ",".join(proxy.get("noProxy") or []).encode(),
+    }
+
+
+def proxy_env(proxy: Mapping[str, Any] | None, proxy_secret_ref: str) -> list[dict[str, Any]]:
+    """The runner container's proxy env vars, read from ``proxy_secret_ref``; [] when it is empty.
+
+    One variable per configured part: ``http_proxy`` if ``http`` is set, ``https_proxy``
+    if ``https`` is set, ``no_proxy`` if ``noProxy`` is non-empty.
+
+    Ports: EphemeralRunnerReconciler.createPod, the proxy env block
+    """
+    if not proxy_secret_ref or not proxy:
+        return []
+    wanted = [bool(proxy.get("http")), bool(proxy.get("https")), bool(proxy.get("noProxy"))]
+    return [
+        {"name": key, "valueFrom": {"secretKeyRef": {"name": proxy_secret_ref, "key": key}}}
+        for key, on in zip(PROXY_SECRET_KEYS, wanted)
+        if on
+    ]

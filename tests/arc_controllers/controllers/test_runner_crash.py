@@ -1,0 +1,173 @@
+"""Crash test: both runner reconcilers cancelled at random await points across 50 runner-spec changes.
+
+After every spec change the "process" runs reconciles until, at a random API request, the
+reconcile task is cancelled (before the request reaches the server, or after the server
+applied it and before the caller saw the answer), and the process restarts: new
+reconcilers, no in-memory state, a cache that is re-listed. At the end, without crashes,
+the world must converge: every runner carries the last revision, and at no point did the
+set hold more runners than the listener asked for (every create is counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+from fakeapi import FakeCluster, Request
+
+from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
+from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
+from conftest import FakeActions
+from reconcilekit.reconcile import Request as ReconcileRequest
+
+NS = "ns"
+REPLICAS = 3
+CHANGES = 50
+
+
+class Crasher:
+    """Cancels the running reconcile at the ``at``-th API request, before or after it is applied."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.root: asyncio.Task[Any] | None = None
+        self.count = 0
+        self.at = -1
+        self.after = False
+        self.fired = 0
+
+    def arm(self, *, within: int = 25) -> None:
+        self.count = 0
+        self.at = self.rng.randint(1, within)
+        self.after = self.rng.random() < 0.5
+
+    def pre(self, _: Request) -> None:
+        self.count += 1
+        if self.count == self.at and not self.after and self.root is not None:
+            self.root.cancel()
+
+    def post(self, _: Request) -> None:
+        if self.count == self.at and self.after and self.root is not None:
+            self.root.cancel()
+
+
+class World:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.cluster = FakeCluster()
+        self.actions = FakeActions()
+        self.crasher = Crasher(self.rng)
+        self.cluster.hooks.append(self.crasher.pre)
+        self.cluster.post_hooks.append(self.crasher.post)
+        self.cluster.hooks.append(self.check_bound)
+        self.cluster.post_hooks.append(self.check_bound)
+        self.creates = 0
+        self.max_alive = 0
+        self.cluster.post_hooks.append(self.count_creates)
+        self.restart()
+
+    def count_creates(self, request: Request) -> None:
+        if request.verb == "create" and request.kind == "EphemeralRunner":
+            self.creates += 1
+
+    def check_bound(self, _: Request) -> None:
+        alive = len(self.cluster.objects("EphemeralRunner", NS))
+        self.max_alive = max(self.max_alive, alive)
+
+    def restart(self) -> None:
+        async def factory(_: Any) -> FakeActions:
+            return self.actions
+
+        client = self.cluster.client()
+        self.ers = EphemeralRunnerSetReconciler(client=client, api_reader=self.cluster.api_reader(), actions=factory)
+        self.er = EphemeralRunnerReconciler(client=client, actions=factory, unregistration_queue=None)
+
+    async def step(self, reconcile: Any, request: ReconcileRequest) -> bool:
+        """One reconcile in its own task; False when it was cancelled (a crash)."""
+        task = asyncio.create_task(reconcile(request), name=f"reconcile-{request.name}")
+        self.crasher.root = task
+        try:
+            await task
+        except asyncio.CancelledError:
+            return False
+        finally:
+            self.crasher.root = None
+        return True
+
+    async def pass_once(self, *, lag: bool = True) -> bool:
+        """Reconcile the set and (with ``lag``, a random half of) the runners in random order; False on a crash.
+
+        Leaving runners unreconciled lets deleting runners linger while the set reconciles,
+        as a busy runner controller would.
+        """
+        steps: list[tuple[Any, str]] = [(self.ers.reconcile, "set")]
+        for runner in self.cluster.objects("EphemeralRunner", NS):
+            if not lag or self.rng.random() < 0.5:
+                steps.append((self.er.reconcile, runner["metadata"]["name"]))
+        if lag:
+            self.rng.shuffle(steps)
+        for reconcile, name in steps:
+            if not await self.step(reconcile, ReconcileRequest(NS, name)):
+                return False
+        return True
+
+    def change_spec(self, n: int) -> None:
+        obj = self.cluster.store[("EphemeralRunnerSet", NS, "set")]
+        spec = obj["spec"]
+        spec["actionableRevision"] = n
+        spec["patchID"] = n
+        spec["ephemeralRunnerSpec"]["spec"]["containers"][0]["image"] = f"img-{n}"
+        self.cluster._bump(obj)
+
+
+def make_set(cluster: FakeCluster) -> None:
+    cluster.put(
+        {
+            "apiVersion": "actions.github.com/v1alpha1",
+            "kind": "EphemeralRunnerSet",
+            "metadata": {"name": "set", "namespace": NS, "uid": "set-uid"},
+            "spec": {
+                "replicas": REPLICAS,
+                "patchID": 0,
+                "ephemeralRunnerSpec": {
+                    "githubConfigUrl": "https://github.com/org",
+                    "runnerScaleSetId": 1,
+                    "spec": {"containers": [{"name": "runner", "image": "img-0"}]},
+                },
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_crashes_during_fifty_spec_changes_leave_no_old_runner_and_no_extra_create(seed: int) -> None:
+    world = World(seed=seed)
+    make_set(world.cluster)
+    crashes = 0
+    for n in range(1, CHANGES + 1):
+        world.change_spec(n)
+        world.crasher.arm(within=8 if n == CHANGES else 25)
+        for _ in range(world.rng.randint(1, 4)):
+            if not await world.pass_once():
+                crashes += 1
+                world.restart()
+                break
+    world.crasher.at = -1
+    for _ in range(60):
+        world.cluster.requests.clear()
+        assert await world.pass_once(lag=False)
+        if not any(r.verb in ("create", "patch", "delete") for r in world.cluster.requests):
+            break
+    runners = world.cluster.objects("EphemeralRunner", NS)
+    assert len(runners) == REPLICAS
+    revisions = {r["metadata"]["annotations"]["actions.github.com/actionable-revision"] for r in runners}
+    assert revisions == {str(CHANGES)}
+    images = {r["spec"]["spec"]["containers"][0]["image"] for r in runners}
+    assert images == {f"img-{CHANGES}"}
+    assert world.max_alive <= REPLICAS, f"{world.max_alive} runners existed at once for {REPLICAS} requested"
+    status = world.cluster.get("EphemeralRunnerSet", NS, "set")["status"]
+    assert status["appliedActionableRevision"] == CHANGES
+    assert crashes >= 25  # the scenario really crashed most of the time
+    assert world.creates <= REPLICAS * (CHANGES + 1)
