@@ -140,22 +140,58 @@ class SecretActionsClientFactory:
         self._clients: dict[tuple[str, str, str], tuple[float, ScaleSetRunnerClient, Any]] = {}
 
     async def __call__(self, obj: Any) -> RunnerActionsClient:
-        """Python only: the client for ``obj``."""
+        """Python only: the runner-call client for ``obj``."""
+        return (await self._entry(obj))[1]
+
+    async def scale_set_client(self, obj: Any) -> Any:
+        """Python only: the full `arc_controllers.actions.ActionsClient` for ``obj`` (scale set calls).
+
+        Ports: SecretResolver.GetActionsService, as the AutoscalingRunnerSet reconciler calls it
+        """
+        return (await self._entry(obj))[2]
+
+    async def app_config(self, obj: Any) -> Any:
+        """Python only: the `AppConfig` held by ``obj``'s config secret (read uncached each call).
+
+        Raises:
+            AppConfigError: the secret holds no valid credentials.
+            NotFoundError: the secret is missing.
+
+        Ports: SecretResolver.GetAppConfig (Kubernetes secrets only)
+        """
+        import base64
+
+        from arc_controllers.api.v1alpha1.appconfig import AppConfig
+        from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
+
+        namespace, secret_name, _ = self._key(obj)
+        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, secret_name))
+        data = {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
+        return AppConfig.from_secret_data(data)
+
+    @staticmethod
+    def _key(obj: Any) -> tuple[str, str, str]:
+        spec = obj.get("spec") or {}
+        if obj.get("kind") == "EphemeralRunnerSet":
+            spec = spec.get("ephemeralRunnerSpec") or {}
+        namespace = obj["metadata"]["namespace"]
+        if obj.get("kind") == "AutoscalingListener":
+            namespace = spec.get("autoscalingRunnerSetNamespace") or namespace
+        return (namespace, str(spec.get("githubConfigSecret") or ""), str(spec.get("githubConfigUrl") or ""))
+
+    async def _entry(self, obj: Any) -> tuple[float, ScaleSetRunnerClient, Any]:
         import base64
         import time
 
         from arc_controllers.actions import GitHubAppAuth, PersonalAccessToken, SystemInfo, new_client
         from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 
-        spec = obj.get("spec") or {}
-        if obj.get("kind") == "EphemeralRunnerSet":
-            spec = spec.get("ephemeralRunnerSpec") or {}
-        namespace = obj["metadata"]["namespace"]
-        key = (namespace, str(spec.get("githubConfigSecret") or ""), str(spec.get("githubConfigUrl") or ""))
+        key = self._key(obj)
+        namespace = key[0]
         now = time.monotonic()
         cached = self._clients.get(key)
         if cached is not None and now - cached[0] < self._ttl:
-            return cached[1]
+            return cached
         secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, key[1]))
         data = {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
         credentials: Any
@@ -175,8 +211,9 @@ class SecretActionsClientFactory:
         adapter = ScaleSetRunnerClient(client)
         if cached is not None:
             await cached[2].aclose()
-        self._clients[key] = (now, adapter, client)
-        return adapter
+        entry = (now, adapter, client)
+        self._clients[key] = entry
+        return entry
 
     async def aclose(self) -> None:
         """Python only: close every client."""

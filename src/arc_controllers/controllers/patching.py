@@ -15,7 +15,8 @@ import asyncio
 import copy
 import json
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from reconcilekit.client.interfaces import Object
@@ -28,6 +29,7 @@ __all__ = [
     "add_finalizer",
     "contains_finalizer",
     "json_merge_diff",
+    "merge_patch",
     "remove_finalizer",
     "retry_on_conflict",
     "snapshots_taken",
@@ -187,3 +189,32 @@ async def retry_on_conflict(
             await asyncio.sleep(delay * (1 + 0.1 * random.random()))
             delay *= factor
     raise AssertionError("unreachable")
+
+
+@asynccontextmanager
+async def merge_patch(
+    client: Any, obj: Object, *, status: bool = False, optimistic_lock: bool = False
+) -> AsyncIterator[Object]:
+    """Snapshot ``obj``, let the block change it, then send one merge patch of the difference.
+
+    No request is made when the block leaves ``obj`` as it was, or raises. After the
+    patch ``obj`` holds the server's answer (new resourceVersion included).
+
+    Args:
+        client: Where the patch goes (a `reconcilekit.client.Client`).
+        status: Patch the ``status`` subresource instead of the object.
+        optimistic_lock: Carry the snapshot's resourceVersion, so the write fails with
+            `ConflictError` if anyone wrote ``obj`` since it was read.
+
+    Raises:
+        ApiError: the API server refused the patch.
+
+    Ports: lazyCopy.Mutate followed by lazyCopy.MergeFrom and a Patch call
+    """
+    lazy = LazyCopy(obj)
+    yield lazy.mutate()
+    patch = lazy.merge_from(optimistic_lock=optimistic_lock)
+    if not json_merge_diff(lazy._before, obj):
+        return
+    writer = client.status() if status else client
+    await writer.patch(obj, patch)
