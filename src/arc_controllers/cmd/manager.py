@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import structlog
 
 from arc_controllers.cmd._logging import configure_manager_logging
-from arc_controllers.cmd.options import ManagerOptions, StartupError, parse_manager_options
+from arc_controllers.cmd.options import LOG_FORMATS, LOG_LEVELS, ManagerOptions, StartupError, parse_manager_options
+from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
 from reconcilekit.cache.options import Options as CacheOptions
 from reconcilekit.client.interfaces import GroupVersionKind, WithWatch
 from reconcilekit.config import RestConfig, load_rest_config
@@ -37,6 +38,7 @@ __all__ = [
     "build_manager",
     "build_version",
     "cache_namespaces",
+    "controllers_options",
     "main",
     "manager_runtime_options",
     "run_manager",
@@ -139,44 +141,54 @@ def build_manager(
     return mgr
 
 
-async def setup_all_controllers(mgr: ControllerManager, options: ManagerOptions) -> None:
-    """Register ARC's field indexers and controllers on ``mgr``.
+def controllers_options(
+    options: ManagerOptions, *, version: str | None = None, skip_name_validation: bool = False
+) -> ControllersOptions:
+    """The four controllers' options from the manager's flags and environment.
 
-    Uses ``arc_controllers.controllers.setup_controllers(mgr, options)`` (all four
-    controllers); a tree without it gets the runner controllers only.
+    The listener log level and format are forwarded only when ARC would forward them
+    (a keyword level and ``text``/``json``); otherwise listeners keep their defaults.
+
+    Ports: the reconciler literals of main.go (scale-set branch)
+    """
+    concurrency = options.max_concurrent_reconciles
+    forward_logging = options.log_level in LOG_LEVELS and options.log_format in LOG_FORMATS
+    extra: dict[str, Any] = {}
+    if forward_logging:
+        extra = {"listener_log_level": options.log_level, "listener_log_format": options.log_format}
+    return ControllersOptions(
+        controller_namespace=options.controller_namespace,
+        listener_image=options.controller_image,
+        listener_image_pull_secrets=options.auto_scaler_image_pull_secrets,
+        listener_metrics_addr=options.listener_metrics_addr,
+        listener_metrics_endpoint=options.listener_metrics_endpoint,
+        exclude_label_propagation_prefixes=options.exclude_label_propagation_prefixes,
+        build_version=version if version is not None else build_version(),
+        listener_entrypoint=options.listener_entrypoint,
+        autoscaling_runner_set_concurrency=concurrency["autoscalingrunnerset"],
+        autoscaling_listener_concurrency=concurrency["autoscalinglistener"],
+        ephemeral_runner_set_concurrency=concurrency["ephemeralrunnerset"],
+        ephemeral_runner_concurrency=concurrency["ephemeralrunner"],
+        skip_name_validation=skip_name_validation,
+        **extra,
+    )
+
+
+async def setup_all_controllers(
+    mgr: ControllerManager, options: ManagerOptions, *, skip_name_validation: bool = False
+) -> Controllers:
+    """Register ARC's field indexers and its four controllers on ``mgr``.
+
+    Args:
+        skip_name_validation: allow a second manager with the same controller names in this
+            process (``arc-sim`` restarts the controller in-process).
+
+    Returns:
+        The controllers; ``await controllers.aclose()`` after the manager stops.
 
     Ports: the SetupIndexers and SetupWithManager calls of main.go
     """
-    import arc_controllers.controllers as controllers
-
-    setup = getattr(controllers, "setup_controllers", None)
-    if setup is not None:
-        result = setup(mgr, options)
-        if inspect.isawaitable(result):
-            await result
-        return
-    await _setup_runner_controllers(mgr, options)
-
-
-async def _setup_runner_controllers(mgr: ControllerManager, options: ManagerOptions) -> None:
-    """The EphemeralRunnerSet and EphemeralRunner controllers alone. Python only: a partial tree."""
-    from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
-    from arc_controllers.controllers.runner_setup import (
-        setup_ephemeral_runner_reconciler,
-        setup_ephemeral_runner_set_reconciler,
-        setup_runner_indexers,
-    )
-
-    log.warning("AutoscalingRunnerSet and AutoscalingListener controllers are not in this build")
-    await setup_runner_indexers(mgr)
-    actions = SecretActionsClientFactory(mgr.get_api_reader(), version=build_version())
-    concurrency = options.max_concurrent_reconciles
-    setup_ephemeral_runner_set_reconciler(
-        mgr, actions=actions, max_concurrent_reconciles=concurrency.get("ephemeralrunnerset", 2)
-    )
-    setup_ephemeral_runner_reconciler(
-        mgr, actions=actions, max_concurrent_reconciles=concurrency.get("ephemeralrunner", 4)
-    )
+    return await setup_controllers(mgr, controllers_options(options, skip_name_validation=skip_name_validation))
 
 
 async def run_manager(options: ManagerOptions, *, stop: asyncio.Event | None = None) -> None:
@@ -197,7 +209,7 @@ async def run_manager(options: ManagerOptions, *, stop: asyncio.Event | None = N
     except Exception as err:
         raise StartupError(f"unable to start manager: {err}", 1) from err
     try:
-        await setup_all_controllers(mgr, options)
+        controllers = await setup_all_controllers(mgr, options)
     except Exception as err:
         raise StartupError(f"unable to create controllers: {err}", 1) from err
     if options.update_strategy not in ("", "immediate"):
@@ -211,7 +223,10 @@ async def run_manager(options: ManagerOptions, *, stop: asyncio.Event | None = N
         watch_single_namespace=options.watch_single_namespace,
         **{f"{name}_max_concurrent_reconciles": n for name, n in options.max_concurrent_reconciles.items()},
     )
-    await run_until_signalled(mgr, stop)
+    try:
+        await run_until_signalled(mgr, stop)
+    finally:
+        await controllers.aclose()
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:

@@ -44,6 +44,7 @@ from arc_controllers.cmd.sim.scenario import (
     load_scenario,
     plan_jobs,
 )
+from arc_controllers.controllers import Controllers
 from reconcilekit.client import new_client
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey, WithWatch
 from reconcilekit.config import RestConfig, load_rest_config
@@ -122,6 +123,7 @@ class _Controller:
         self._client: Any = None
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self._controllers: Controllers | None = None
         self.requests = 0
         """Kubernetes API requests of every manager run so far (counted when each one stops)."""
         self.starts = 0
@@ -129,7 +131,7 @@ class _Controller:
     async def start(self) -> None:
         client = new_client(self._rest, register_prometheus=False)
         mgr = build_manager(self._options, self._rest, client=client)
-        await setup_all_controllers(mgr, self._options)
+        self._controllers = await setup_all_controllers(mgr, self._options, skip_name_validation=True)
         self._client, self._stop = client, asyncio.Event()
         self._task = asyncio.create_task(run_until_signalled(mgr, self._stop), name=f"manager-{self.starts}")
         self.starts += 1
@@ -155,8 +157,10 @@ class _Controller:
             log.warning("manager stopped with an error", error=repr(err))
         finally:
             self.requests += self._client.counts.total()
+            if self._controllers is not None:
+                await self._controllers.aclose()
             await self._client.close()
-            self._task = self._client = self._stop = None
+            self._task = self._client = self._stop = self._controllers = None
 
 
 def _crd_folder(workdir: Path) -> Path:
