@@ -291,15 +291,17 @@ class _Run:
             delay = at - self.clock()
             if delay > 0:
                 await asyncio.sleep(delay)
+            began = self.clock()
             label = await self._apply(item)
-            self.timeline.events.append((self.clock(), label))
-            self.progress.note(f"t={self.clock():5.0f}s  >> {label}")
+            self.timeline.events.append((began, label))
+            self.progress.note(f"t={began:5.0f}s  >> {label}")
 
     async def _apply(self, item: Any) -> str:
         if isinstance(item, RolloutEvent):
             await _rollout(self.client, self.scenario, item.image)
             return f"runner image -> {item.image}"
         if isinstance(item, RestartEvent):
+            self.progress.note(f"t={self.clock():5.0f}s  >> stopping the controller for {item.down_for:g} s")
             await self.controller.stop()
             await asyncio.sleep(item.down_for)
             await self.controller.start()
@@ -439,7 +441,9 @@ async def run_simulation(
             )
             await _wait_for_listener(fake, controller, LISTENER_READY_TIMEOUT)
             run.t0 = time.monotonic()
-            progress.note(f"arc-sim: listener up after {run.t0 - started:.1f} s; jobs start arriving")
+            progress.note(
+                f"arc-sim: system up after {run.t0 - started:.1f} s (listener session open); jobs start arriving"
+            )
             await _drive(run)
             progress.finish()
             controller_requests = controller.live_requests()
@@ -455,6 +459,7 @@ async def run_simulation(
         controller_requests=controller_requests,
         actions_requests=sum(fake.faults.requests.values()),
         listener_starts=kubelet.counters.listener_starts,
+        runner_images=kubelet.counters.runner_images,
     )
     await asyncio.to_thread(
         (out_dir / "summary.json").write_text,

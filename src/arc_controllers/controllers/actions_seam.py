@@ -208,6 +208,10 @@ class SecretActionsClientFactory:
             credentials,
             system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller"),
         )
+        current = self._clients.get(key)
+        if current is not None and current is not cached:  # a concurrent miss stored one meanwhile
+            await client.aclose()
+            return current
         adapter = ScaleSetRunnerClient(client)
         if cached is not None:
             await cached[2].aclose()

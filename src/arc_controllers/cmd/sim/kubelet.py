@@ -183,6 +183,8 @@ class KubeletCounters:
     listener_starts: int = 0
     live_runner_pods: int = 0
     runners_with_job: set[str] = field(default_factory=set)
+    runner_images: dict[str, int] = field(default_factory=dict)
+    """Runner pods started, by the image of their first container (shows a rollout)."""
 
 
 class Kubelet:
@@ -344,6 +346,8 @@ class Kubelet:
         name = pod["metadata"]["name"]
         namespace = pod["metadata"]["namespace"]
         self.counters.runner_pods.add(name)
+        image = str(((pod.get("spec") or {}).get("containers") or [{}])[0].get("image", ""))
+        self.counters.runner_images[image] = self.counters.runner_images.get(image, 0) + 1
         self.counters.live_runner_pods += 1
         try:
             if not await self._set_status(pod, pending_status(pod)):

@@ -97,6 +97,8 @@ class Summary:
     controller_requests: int
     actions_requests: int
     listener_starts: int
+    runner_images: Mapping[str, int] = field(default_factory=dict)
+    """Runner pods started per image."""
 
     @property
     def all_done(self) -> bool:
@@ -126,6 +128,7 @@ def summarize(
     controller_requests: int,
     actions_requests: int,
     listener_starts: int,
+    runner_images: Mapping[str, int] | None = None,
 ) -> Summary:
     """The run's summary.
 
@@ -152,6 +155,7 @@ def summarize(
         controller_requests=controller_requests,
         actions_requests=actions_requests,
         listener_starts=listener_starts,
+        runner_images=dict(runner_images or {}),
     )
 
 
@@ -170,6 +174,9 @@ def render_summary(summary: Summary) -> str:
         ("Actions requests per runner", f"{s.actions_per_runner:.1f} ({s.actions_requests} in all)"),
         ("listener processes started", str(s.listener_starts)),
     ]
+    if len(s.runner_images) > 1:
+        images = ", ".join(f"{image} x{n}" for image, n in s.runner_images.items())
+        rows.append(("runner pods by image", images))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"  {k.ljust(width)}  {v}" for k, v in rows)
 
