@@ -294,7 +294,7 @@ class _Run:
             began = self.clock()
             label = await self._apply(item)
             self.timeline.events.append((began, label))
-            self.progress.note(f"t={began:5.0f}s  >> {label}")
+            self.progress.note(f"t={self.clock():5.0f}s  >> {label}")
 
     async def _apply(self, item: Any) -> str:
         if isinstance(item, RolloutEvent):
