@@ -307,8 +307,13 @@ class _Run:
             await self.controller.start()
             return f"controller restarted ({item.down_for:g} s down)"
         if isinstance(item, KillListenerEvent):
+            orphaned = list(self.fake.state.sessions)
             n = await self.kubelet.kill_listeners()
-            return f"killed {n} listener process(es)"
+            self.progress.note(f"t={self.clock():5.0f}s  >> killed {n} listener process(es)")
+            await asyncio.sleep(item.session_expires_after)
+            for scale_set_id in orphaned:
+                self.fake.expire_session(scale_set_id)
+            return f"listener killed; its session expired after {item.session_expires_after:g} s"
         if item.kind == "latency":
             self.fake.inject_latency(item.endpoint, item.seconds, times=item.times)
             return f"fault: {item.endpoint} +{item.seconds:g} s"

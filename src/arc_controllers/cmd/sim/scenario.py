@@ -116,10 +116,15 @@ class RestartEvent(_Model):
 
 
 class KillListenerEvent(_Model):
-    """Kill the listener process (its pod fails; the controller must replace it)."""
+    """SIGKILL the listener process: its pod fails and the controller must replace it.
+
+    A killed listener cannot delete its message session; the service expires it after
+    ``sessionExpiresAfter`` seconds (new listeners get 409 until then, as upstream's do).
+    """
 
     at: float = Field(ge=0)
     action: Literal["killListener"]
+    session_expires_after: float = Field(default=5.0, ge=0, alias="sessionExpiresAfter")
 
 
 SimEvent = Annotated[RolloutEvent | RestartEvent | KillListenerEvent, Field(discriminator="action")]
