@@ -16,12 +16,15 @@ from typing import Any
 import pytest
 
 from arc_controllers.cmd.sim.scenario import load_scenario
-from arc_controllers.cmd.simulate import run_simulation
+from arc_controllers.cmd.simulate import ARS, run_simulation
+from reconcilekit.client import RestClient
+from reconcilekit.client.interfaces import ObjectKey
+from reconcilekit.errors import NotFoundError
 
 pytestmark = pytest.mark.slow
 
 
-async def test_smoke_scenario_serves_every_job(envtest_environment: Any, tmp_path: Path) -> None:
+async def test_smoke_scenario_serves_every_job(envtest_environment: Any, client: RestClient, tmp_path: Path) -> None:
     suffix = uuid.uuid4().hex[:6]
     smoke = load_scenario("smoke")
     scenario = smoke.model_copy(
@@ -45,3 +48,6 @@ async def test_smoke_scenario_serves_every_job(envtest_environment: Any, tmp_pat
     written = json.loads((tmp_path / "summary.json").read_text())
     assert written["jobs_done"] == scenario.total_jobs
     assert "done 5/5" in progress.getvalue()
+    # on a shared control plane the run deletes its scale set through ARC's own clean-up
+    with pytest.raises(NotFoundError):
+        await client.get(ARS, ObjectKey(scenario.scale_set.namespace, scenario.scale_set.name))

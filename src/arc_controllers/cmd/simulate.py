@@ -48,7 +48,7 @@ from arc_controllers.controllers import Controllers
 from reconcilekit.client import new_client
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey, WithWatch
 from reconcilekit.config import RestConfig, load_rest_config
-from reconcilekit.errors import is_already_exists, is_conflict
+from reconcilekit.errors import is_already_exists, is_conflict, is_not_found
 from reconcilekit.manager import run_until_signalled
 
 __all__ = ["SimResult", "SimulationError", "main", "run_simulation"]
@@ -65,6 +65,9 @@ CONTROLLER_IMAGE = "arc-sim/gha-runner-scale-set-controller:dev"
 
 LISTENER_READY_TIMEOUT = 90.0
 """Seconds the AutoscalingRunnerSet has to get a listener with a message session."""
+
+SCHEDULER_NAME = "arc-sim"
+"""Scheduler named in the pod templates on an existing cluster, so real nodes never run the pods."""
 
 DRAIN_TIMEOUT = 30.0
 """Seconds after the last job for the runners to go back to ``minRunners``."""
@@ -193,8 +196,29 @@ def _manager_options(scenario: Scenario, log_level: str) -> ManagerOptions:
     )
 
 
-def _autoscaling_runner_set(scenario: Scenario, config_url: str, secret: str) -> dict[str, Any]:
+def _autoscaling_runner_set(
+    scenario: Scenario, config_url: str, secret: str, *, scheduler_name: str = ""
+) -> dict[str, Any]:
+    """The AutoscalingRunnerSet as ARC's chart would render it for the scenario.
+
+    ``scheduler_name`` (existing clusters) goes into the runner and listener pod templates so
+    that no real scheduler, hence no real kubelet, picks the pods up: the simulator runs them.
+    """
     ss = scenario.scale_set
+    runner_pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [{"name": "runner", "image": ss.runner_image, "command": ["/home/runner/run.sh"]}],
+    }
+    extra: dict[str, Any] = {}
+    if scheduler_name:
+        runner_pod["schedulerName"] = scheduler_name
+        extra["listenerTemplate"] = {
+            "spec": {
+                "schedulerName": scheduler_name,
+                "terminationGracePeriodSeconds": 60,
+                "containers": [{"name": "listener"}],
+            }
+        }
     return {
         "apiVersion": "actions.github.com/v1alpha1",
         "kind": "AutoscalingRunnerSet",
@@ -208,12 +232,8 @@ def _autoscaling_runner_set(scenario: Scenario, config_url: str, secret: str) ->
             "githubConfigSecret": secret,
             "minRunners": ss.min_runners,
             "maxRunners": ss.max_runners,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [{"name": "runner", "image": ss.runner_image, "command": ["/home/runner/run.sh"]}],
-                }
-            },
+            "template": {"spec": runner_pod},
+            **extra,
         },
     }
 
@@ -224,6 +244,27 @@ async def _create(client: WithWatch, obj: dict[str, Any]) -> None:
     except Exception as err:
         if not is_already_exists(err):
             raise
+
+
+async def _delete_scale_set(client: WithWatch, scenario: Scenario, progress: Progress) -> None:
+    """Delete the AutoscalingRunnerSet and wait until the controller has released it (≤ 60 s)."""
+    key = ObjectKey(scenario.scale_set.namespace, scenario.scale_set.name)
+    try:
+        await client.delete(await client.get(ARS, key))
+    except Exception as err:
+        if is_not_found(err):
+            return
+        raise
+    deadline = time.monotonic() + 60.0
+    while time.monotonic() < deadline:
+        try:
+            await client.get(ARS, key)
+        except Exception as err:
+            if is_not_found(err):
+                return
+            raise
+        await asyncio.sleep(0.5)
+    progress.note("arc-sim: the AutoscalingRunnerSet was not released within 60 s; left behind")
 
 
 async def _rollout(client: WithWatch, scenario: Scenario, image: str) -> None:
@@ -439,7 +480,13 @@ async def run_simulation(
             await controller.start()
             stack.push_async_callback(controller.stop)  # stopped before the kubelet and the fake
             run = _Run(scenario, client, fake, kubelet, controller, timeline, progress, board)
-            await _create(client, _autoscaling_runner_set(scenario, fake.config_url(), secret))
+            shared = environment is not None or use_existing_cluster
+            ars = _autoscaling_runner_set(
+                scenario, fake.config_url(), secret, scheduler_name=SCHEDULER_NAME if use_existing_cluster else ""
+            )
+            await _create(client, ars)
+            if shared:  # leave a shared cluster as found: ARC's own deletion path removes everything
+                stack.push_async_callback(_delete_scale_set, client, scenario, progress)
             progress.note(
                 f"arc-sim: scenario {scenario.name!r}: {scenario.total_jobs} jobs, "
                 f"runners {ss.min_runners}..{ss.max_runners}; waiting for the listener"
