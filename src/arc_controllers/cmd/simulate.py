@@ -171,11 +171,13 @@ def _crd_folder(workdir: Path) -> Path:
     checkout = Path(__file__).resolve().parents[3] / "config" / "crd"
     if checkout.is_dir() and any(checkout.glob("*.yaml")):
         return checkout
-    from arc_controllers.api.v1alpha1 import crdgen
+    from arc_controllers.api.v1alpha1 import KINDS
+    from arc_controllers.api.v1alpha1.crdgen import crd_file_name, generate, render
 
     out = workdir / "crd"
     out.mkdir(parents=True, exist_ok=True)
-    crdgen.main(["--out", str(out)])
+    for kind in KINDS:
+        (out / crd_file_name(kind)).write_text(render(generate(kind)), encoding="utf-8")
     return out
 
 

@@ -83,3 +83,12 @@ def test_file_path(tmp_path: Path) -> None:
     path = tmp_path / "mine.yaml"
     path.write_text("name: mine\narrivals: [{count: 2}]\n")
     assert load_scenario(str(path)).name == "mine"
+
+
+def test_crds_generated_outside_a_checkout_match_the_checkout(tmp_path: Path) -> None:
+    from arc_controllers.api.v1alpha1 import KINDS
+    from arc_controllers.api.v1alpha1.crdgen import crd_file_name, generate, render
+
+    checkout = Path(__file__).resolve().parents[3] / "config" / "crd"
+    for kind in KINDS:
+        assert render(generate(kind)) == (checkout / crd_file_name(kind)).read_text()
