@@ -90,7 +90,8 @@ async def consistently(check: Any, *, duration: float = 2.0, interval: float = 0
     deadline = asyncio.get_running_loop().time() + duration
     while asyncio.get_running_loop().time() < deadline:
         value = await check()
-        assert value is not None and value is not False, f"stopped holding: {value!r}"
+        assert value is not None, "stopped holding: None"
+        assert value is not False, "stopped holding: False"
         await asyncio.sleep(interval)
 
 
@@ -184,18 +185,24 @@ class World:
         patched: dict[str, Any] = await writer.patch(obj, raw_patch(MERGE, json.dumps(body)))
         return patched
 
-    async def strip_finalizers(self) -> None:
-        """Upstream's cleanup helper: finalizers off, so both namespaces can go."""
+    async def purge(self) -> None:
+        """Upstream's cleanup helper, then delete: finalizers off and every ARC object gone.
+
+        Without a namespace controller (envtest) a deleted namespace keeps its objects,
+        and the next test's cluster-wide manager would reconcile them.
+        """
         for gvk, namespace in (
             (ARS, self.namespace),
+            (LISTENER, self.controller_namespace),
             (ERS, self.namespace),
             (ER, self.namespace),
-            (LISTENER, self.controller_namespace),
         ):
             with contextlib.suppress(Exception):
                 for obj in (await self.client.list(gvk, namespace=namespace)).items:
-                    if obj["metadata"].get("finalizers"):
-                        await self.patch(obj, {"metadata": {"finalizers": None}})
+                    with contextlib.suppress(Exception):
+                        if obj["metadata"].get("finalizers"):
+                            await self.patch(obj, {"metadata": {"finalizers": None}})
+                        await self.client.delete(obj)
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -218,7 +225,7 @@ async def world(
         yield w
     finally:
         await w.stop()
-        await w.strip_finalizers()
+        await w.purge()
         with contextlib.suppress(Exception):
             await envtest_environment.delete_namespace(controller_namespace)
         await client.close()

@@ -164,7 +164,8 @@ async def test_deletion_cleans_up_everything_first(world: World) -> None:
     await eventually(gone)
 
 
-# Upstream: Context "React to changes in the AutoScalingListener" / It "It should update role to match EphemeralRunnerSet"
+# Upstream: Context "React to changes in the AutoScalingListener"
+#   It "It should update role to match EphemeralRunnerSet"
 async def test_role_follows_the_runner_set_name(world: World) -> None:
     w = world
     listener = await setup(w)

@@ -13,7 +13,6 @@ import pytest
 from scaleset_world import (
     ARS,
     ERS,
-    LISTENER,
     POD,
     ROLE,
     ROLE_BINDING,
@@ -303,8 +302,9 @@ async def test_runner_group_change_moves_scale_set_and_renames_listener(world: W
     await running(w)
 
 
-# Upstream: Describe "Test AutoScalingController updates" / Context "Creating autoscaling runner set with
-#   RunnerScaleSetName set" / It "It should be create AutoScalingRunnerSet and has annotation for the RunnerScaleSetName"
+# Upstream: Describe "Test AutoScalingController updates"
+#   Context "Creating autoscaling runner set with RunnerScaleSetName set"
+#   It "It should be create AutoScalingRunnerSet and has annotation for the RunnerScaleSetName"
 async def test_runner_scale_set_name_is_registered_and_annotated(world: World) -> None:
     w = world
     await w.start()
