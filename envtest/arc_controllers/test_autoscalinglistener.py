@@ -20,6 +20,7 @@ from scaleset_world import (
     SA,
     SECRET,
     World,
+    consistently,
     eventually,
     world,
 )
@@ -287,7 +288,15 @@ async def test_listener_template_is_merged_into_the_pod(world: World) -> None:
     assert listener_container["env"][-1] == {"name": "EXTRA", "value": "1"}
     assert listener_container["resources"]["limits"]["cpu"] == "500m"
     assert sidecar["name"] == "sidecar"
-    assert pod["spec"]["tolerations"] == [{"key": "dedicated", "operator": "Exists"}]
+    # the API server's DefaultTolerationSeconds admission appends two more; ours comes first
+    assert pod["spec"]["tolerations"][0] == {"key": "dedicated", "operator": "Exists"}
+    uid = pod["metadata"]["uid"]
+
+    async def kept() -> bool:
+        current = await w.find(POD, "test-asl", w.controller_namespace)
+        return current is not None and current["metadata"]["uid"] == uid
+
+    await consistently(kept, duration=2.0)
     assert pod["spec"]["terminationGracePeriodSeconds"] == 30  # template replaced ours (none → API default)
 
 
