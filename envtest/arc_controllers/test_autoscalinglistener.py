@@ -32,10 +32,10 @@ IMAGE = "ghcr.io/owner/image:latest"
 
 
 async def setup(
-    w: World, *, listener_spec: dict[str, Any] | None = None, ars_spec: dict[str, Any] | None = None
+    w: World, *, listener_spec: dict[str, Any] | None = None, ars_spec: dict[str, Any] | None = None, tls: bool = False
 ) -> dict[str, Any]:
     """Upstream's BeforeEach: an AutoscalingRunnerSet and its AutoscalingListener, listener controller only."""
-    await w.start(enabled=("autoscalinglistener",))
+    await w.start(enabled=("autoscalinglistener",), tls=tls)
     ars = w.ars(**(ars_spec or {}))
     ars["metadata"]["annotations"] = {"runner-scale-set-id": "1"}
     await w.client.create(ars)
@@ -355,7 +355,7 @@ async def test_tls_certificate_lands_in_the_config(world: World) -> None:
         }
     )
     tls = {"certificateFrom": {"configMapKeyRef": {"name": "root-ca", "key": "cert.pem"}}}
-    await setup(w, listener_spec={"githubServerTLS": tls}, ars_spec={"githubServerTLS": tls})
+    await setup(w, listener_spec={"githubServerTLS": tls}, ars_spec={"githubServerTLS": tls}, tls=True)
     secret = await child(w, SECRET, "test-asl-config")
     assert config_json(secret)["server_root_ca"] == pem
     assert CONFIG_MAP.kind == "ConfigMap"
