@@ -12,12 +12,13 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
+from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_config
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
@@ -90,7 +91,8 @@ async def consistently(check: Any, *, duration: float = 2.0, interval: float = 0
     deadline = asyncio.get_running_loop().time() + duration
     while asyncio.get_running_loop().time() < deadline:
         value = await check()
-        assert value is not None and value is not False, f"stopped holding: {value!r}"
+        assert value is not None, "stopped holding: None"
+        assert value is not False, "stopped holding: False"
         await asyncio.sleep(interval)
 
 
@@ -106,15 +108,30 @@ class World:
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     closers: list[Any] = field(default_factory=list)
     controllers: Controllers | None = None
+    restricted: bool = False
 
     @property
     def name(self) -> str:
         """A per-test AutoscalingRunnerSet name (scale set names are global in the fake service)."""
         return "asrs-" + self.namespace.rsplit("-", 1)[-1]
 
-    async def start(self, *, kubeconfig: Path | None = None, **options: Any) -> Controllers:
-        """Start a manager with all four controllers, as admin or as the user of ``kubeconfig``."""
-        config = await load_rest_config(kubeconfig or self.env.kubeconfig_path)
+    async def start(self, *, chart_rbac: bool | None = None, tls: bool = False, **options: Any) -> Controllers:
+        """Start a manager with the controllers (all four unless ``enabled`` says otherwise).
+
+        With ``chart_rbac`` (default: env ``ARC_ENVTEST_CHART_RBAC=1``) the manager runs
+        as a ServiceAccount holding only the rules ARC's Helm charts grant (`chart_rbac`).
+        """
+        config = await load_rest_config(self.env.kubeconfig_path)
+        if chart_rbac is None:
+            chart_rbac = os.environ.get("ARC_ENVTEST_CHART_RBAC") == "1"
+        if chart_rbac:
+            await install_chart_rbac(
+                self.client, controller_namespace=self.controller_namespace, namespace=self.namespace, tls=tls
+            )
+            config = await service_account_config(
+                self.client, config, namespace=self.controller_namespace, name=CONTROLLER_SERVICE_ACCOUNT
+            )
+            self.restricted = True
         client = new_client(config)
         self.closers.append(client)
         mgr = new_manager(config, Options(metrics_bind_address="0", uncached=[SECRET, CONFIG_MAP]), client=client)
@@ -184,18 +201,24 @@ class World:
         patched: dict[str, Any] = await writer.patch(obj, raw_patch(MERGE, json.dumps(body)))
         return patched
 
-    async def strip_finalizers(self) -> None:
-        """Upstream's cleanup helper: finalizers off, so both namespaces can go."""
+    async def purge(self) -> None:
+        """Upstream's cleanup helper, then delete: finalizers off and every ARC object gone.
+
+        Without a namespace controller (envtest) a deleted namespace keeps its objects,
+        and the next test's cluster-wide manager would reconcile them.
+        """
         for gvk, namespace in (
             (ARS, self.namespace),
+            (LISTENER, self.controller_namespace),
             (ERS, self.namespace),
             (ER, self.namespace),
-            (LISTENER, self.controller_namespace),
         ):
             with contextlib.suppress(Exception):
                 for obj in (await self.client.list(gvk, namespace=namespace)).items:
-                    if obj["metadata"].get("finalizers"):
-                        await self.patch(obj, {"metadata": {"finalizers": None}})
+                    with contextlib.suppress(Exception):
+                        if obj["metadata"].get("finalizers"):
+                            await self.patch(obj, {"metadata": {"finalizers": None}})
+                        await self.client.delete(obj)
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -218,7 +241,7 @@ async def world(
         yield w
     finally:
         await w.stop()
-        await w.strip_finalizers()
+        await w.purge()
         with contextlib.suppress(Exception):
             await envtest_environment.delete_namespace(controller_namespace)
         await client.close()

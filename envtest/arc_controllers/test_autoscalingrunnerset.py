@@ -13,7 +13,6 @@ import pytest
 from scaleset_world import (
     ARS,
     ERS,
-    LISTENER,
     POD,
     ROLE,
     ROLE_BINDING,
@@ -130,7 +129,9 @@ async def test_no_op_reconciles_keep_the_listener(world: World) -> None:
     async def stable() -> bool:
         current = await w.listener_of(ars)
         ers = await w.get(ERS, w.name)
-        return current is not None and current["metadata"]["uid"] == uid and ers["metadata"]["resourceVersion"] == ers_rv
+        return (
+            current is not None and current["metadata"]["uid"] == uid and ers["metadata"]["resourceVersion"] == ers_rv
+        )
 
     await consistently(stable, duration=3.0)
 
@@ -224,7 +225,9 @@ async def test_metadata_only_edits_reach_the_runner_set_without_new_revision(wor
     async def propagated() -> bool:
         ers = await w.get(ERS, w.name)
         meta = ers["metadata"]
-        found = (meta.get("labels") or {}).get("team") if kind == "labels" else (meta.get("annotations") or {}).get("owner")
+        found = (
+            (meta.get("labels") or {}).get("team") if kind == "labels" else (meta.get("annotations") or {}).get("owner")
+        )
         return found == "blue" and ers["spec"].get("actionableRevision") == revision
 
     await eventually(propagated)
@@ -242,8 +245,10 @@ async def test_foreign_metadata_on_the_runner_set_survives(world: World) -> None
 
     async def both() -> bool:
         meta = (await w.get(ERS, w.name))["metadata"]
-        return meta["labels"].get("foreign") == "yes" and meta["labels"].get("team") == "red" and (
-            meta["annotations"].get("foreign.io/a") == "b"
+        return (
+            meta["labels"].get("foreign") == "yes"
+            and meta["labels"].get("team") == "red"
+            and (meta["annotations"].get("foreign.io/a") == "b")
         )
 
     await eventually(both)
@@ -297,8 +302,9 @@ async def test_runner_group_change_moves_scale_set_and_renames_listener(world: W
     await running(w)
 
 
-# Upstream: Describe "Test AutoScalingController updates" / Context "Creating autoscaling runner set with
-#   RunnerScaleSetName set" / It "It should be create AutoScalingRunnerSet and has annotation for the RunnerScaleSetName"
+# Upstream: Describe "Test AutoScalingController updates"
+#   Context "Creating autoscaling runner set with RunnerScaleSetName set"
+#   It "It should be create AutoScalingRunnerSet and has annotation for the RunnerScaleSetName"
 async def test_runner_scale_set_name_is_registered_and_annotated(world: World) -> None:
     w = world
     await w.start()
@@ -409,8 +415,15 @@ async def test_external_permissions_cleanup(world: World) -> None:
     async def released() -> bool:
         if await w.find(ARS, w.name) is not None:
             return False
-        for gvk, name in ((ROLE, "kube-mode"), (ROLE_BINDING, "kube-mode"), (SA, "kube-mode"), (SA, "no-permission"),
-                          (ROLE, "manager"), (ROLE_BINDING, "manager"), (SECRET, "github-config-secret")):
+        for gvk, name in (
+            (ROLE, "kube-mode"),
+            (ROLE_BINDING, "kube-mode"),
+            (SA, "kube-mode"),
+            (SA, "no-permission"),
+            (ROLE, "manager"),
+            (ROLE_BINDING, "manager"),
+            (SECRET, "github-config-secret"),
+        ):
             obj = await w.get(gvk, name)
             if fin in (obj["metadata"].get("finalizers") or []):
                 return False
@@ -435,8 +448,10 @@ async def test_label_edit_recreates_listener_and_goes_through_pending(world: Wor
         current = await w.get(ARS, w.name)
         phases.add((current.get("status") or {}).get("phase", ""))
         new = await w.listener_of(ars)
-        return new is not None and new["metadata"]["uid"] != listener["metadata"]["uid"] and (
-            new["metadata"]["labels"].get("tier") == "gold"
+        return (
+            new is not None
+            and new["metadata"]["uid"] != listener["metadata"]["uid"]
+            and (new["metadata"]["labels"].get("tier") == "gold")
         )
 
     await eventually(rebuilt, interval=0.05)

@@ -49,7 +49,9 @@ from reconcilekit.manager import Manager
 from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request
 
-__all__ = ["Controllers", "ControllersOptions", "setup_controllers", "setup_indexers"]
+ALL_CONTROLLERS = ("autoscalingrunnerset", "autoscalinglistener", "ephemeralrunnerset", "ephemeralrunner")
+
+__all__ = ["ALL_CONTROLLERS", "Controllers", "ControllersOptions", "setup_controllers", "setup_indexers"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +93,9 @@ class ControllersOptions:
 
     skip_name_validation: bool = False
     """Tests run several managers in one process; controller names would clash."""
+
+    enabled: tuple[str, ...] = ALL_CONTROLLERS
+    """Python only: which controllers to register (upstream's suites run one at a time)."""
 
 
 @dataclass(kw_only=True)
@@ -193,16 +198,17 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
         build_options=build_options,
         listener_options=listener_options,
     )
-    (
-        controller_managed_by(mgr)
-        .for_(AUTOSCALING_RUNNER_SET)
-        .owns(EPHEMERAL_RUNNER_SET, predicates=[autoscaling_runner_set_runner_set_predicate()])
-        .watches(AUTOSCALING_LISTENER, enqueue_requests_from_map_func(_listener_to_scale_set))
-        .with_event_filter(ResourceVersionChangedPredicate())
-        .with_options(_controller_options(options.autoscaling_runner_set_concurrency, options))
-        .named("autoscalingrunnerset")
-        .complete(ars)
-    )
+    if "autoscalingrunnerset" in options.enabled:
+        (
+            controller_managed_by(mgr)
+            .for_(AUTOSCALING_RUNNER_SET)
+            .owns(EPHEMERAL_RUNNER_SET, predicates=[autoscaling_runner_set_runner_set_predicate()])
+            .watches(AUTOSCALING_LISTENER, enqueue_requests_from_map_func(_listener_to_scale_set))
+            .with_event_filter(ResourceVersionChangedPredicate())
+            .with_options(_controller_options(options.autoscaling_runner_set_concurrency, options))
+            .named("autoscalingrunnerset")
+            .complete(ars)
+        )
 
     listener = AutoscalingListenerReconciler(
         client=mgr.get_client(),
@@ -211,33 +217,38 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
         listener_metrics_endpoint=options.listener_metrics_endpoint,
         listener_options=listener_options,
     )
-    (
-        controller_managed_by(mgr)
-        .for_(AUTOSCALING_LISTENER)
-        .owns(POD, predicates=[listener_pod_predicate()])
-        .owns(SERVICE_ACCOUNT, predicates=[listener_service_account_predicate()])
-        .watches(ROLE, enqueue_requests_from_map_func(_rbac_to_listener))
-        .watches(ROLE_BINDING, enqueue_requests_from_map_func(_rbac_to_listener))
-        .with_event_filter(ResourceVersionChangedPredicate())
-        .with_options(_controller_options(options.autoscaling_listener_concurrency, options))
-        .named("autoscalinglistener")
-        .complete(listener)
-    )
+    if "autoscalinglistener" in options.enabled:
+        (
+            controller_managed_by(mgr)
+            .for_(AUTOSCALING_LISTENER)
+            .owns(POD, predicates=[listener_pod_predicate()])
+            .owns(SERVICE_ACCOUNT, predicates=[listener_service_account_predicate()])
+            .watches(ROLE, enqueue_requests_from_map_func(_rbac_to_listener))
+            .watches(ROLE_BINDING, enqueue_requests_from_map_func(_rbac_to_listener))
+            .with_event_filter(ResourceVersionChangedPredicate())
+            .with_options(_controller_options(options.autoscaling_listener_concurrency, options))
+            .named("autoscalinglistener")
+            .complete(listener)
+        )
 
-    runner_set = setup_ephemeral_runner_set_reconciler(
-        mgr,
-        actions=actions,
-        build_options=build_options,
-        max_concurrent_reconciles=options.ephemeral_runner_set_concurrency,
-        skip_name_validation=options.skip_name_validation,
-    )
-    runner = setup_ephemeral_runner_reconciler(
-        mgr,
-        actions=actions,
-        build_options=build_options,
-        max_concurrent_reconciles=options.ephemeral_runner_concurrency,
-        skip_name_validation=options.skip_name_validation,
-    )
+    runner_set = None
+    if "ephemeralrunnerset" in options.enabled:
+        runner_set = setup_ephemeral_runner_set_reconciler(
+            mgr,
+            actions=actions,
+            build_options=build_options,
+            max_concurrent_reconciles=options.ephemeral_runner_set_concurrency,
+            skip_name_validation=options.skip_name_validation,
+        )
+    runner = None
+    if "ephemeralrunner" in options.enabled:
+        runner = setup_ephemeral_runner_reconciler(
+            mgr,
+            actions=actions,
+            build_options=build_options,
+            max_concurrent_reconciles=options.ephemeral_runner_concurrency,
+            skip_name_validation=options.skip_name_validation,
+        )
     return Controllers(
         autoscaling_runner_set=ars,
         autoscaling_listener=listener,

@@ -15,7 +15,7 @@ from typing import Any
 
 from arc_controllers import constants
 from arc_controllers._runner_constants import PHASE_OUTDATED
-from arc_controllers.api.v1alpha1.equality import semantic_derivative, semantic_equal
+from arc_controllers.api.v1alpha1.equality import QUANTITY_MAP_KEYS, semantic_equal
 
 __all__ = [
     "ephemeral_runner_set_actionable_spec_changed",
@@ -141,3 +141,35 @@ def listener_pod_spec_requires_recreation(current: _Obj, desired: _Obj) -> bool:
         if live is not None and len(container.get("ports") or []) < len(live.get("ports") or []):
             return True
     return not semantic_derivative(_spec(desired), _spec(current))
+
+
+def semantic_derivative(desired: Any, current: Any) -> bool:
+    """Whether ``current`` agrees with everything ``desired`` sets; what ``desired`` leaves unset is ignored.
+
+    Unset means absent, None, ``""`` or an empty collection. Maps compare only
+    ``desired``'s keys; a list may be longer on the live side (admission plugins append
+    tolerations, for example) and is compared on ``desired``'s length; resource
+    quantities compare by value; other scalars exactly.
+
+    Ports: equality.Semantic.DeepDerivative
+    """
+    if desired is None or desired == "" or (isinstance(desired, dict | list) and not desired):
+        return True
+    if isinstance(desired, dict):
+        if not isinstance(current, dict):
+            return False
+        for key, value in desired.items():
+            if key in QUANTITY_MAP_KEYS and isinstance(value, dict):
+                live = current.get(key) or {}
+                if not semantic_equal({key: value}, {key: {k: live.get(k) for k in value}}):
+                    return False
+            elif not semantic_derivative(value, current.get(key)):
+                return False
+        return True
+    if isinstance(desired, list):
+        if not isinstance(current, list) or len(desired) > len(current):
+            return False
+        return all(semantic_derivative(d, c) for d, c in zip(desired, current))
+    if isinstance(desired, bool) or isinstance(current, bool):
+        return desired is current
+    return bool(desired == current)
