@@ -19,19 +19,28 @@ import contextlib
 import dataclasses
 import json
 import math
+import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 import structlog
 
-from arc_controllers.actions.fake import FakeActionsService, FakeJob, FakeRunner
+from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.cmd._logging import configure_manager_logging
-from arc_controllers.cmd.manager import build_manager, setup_all_controllers
-from arc_controllers.cmd.options import ManagerOptions, parse_manager_options
 from arc_controllers.cmd.sim.kubelet import Kubelet
+from arc_controllers.cmd.sim.objects import (
+    ARS,
+    ER,
+    SCHEDULER_NAME,
+    autoscaling_runner_set,
+    crd_folder,
+    create_if_absent,
+    delete_scale_set,
+    rollout_runner_image,
+)
 from arc_controllers.cmd.sim.progress import Progress
 from arc_controllers.cmd.sim.report import Sample, Summary, Timeline, render_summary, summarize, write_plot
 from arc_controllers.cmd.sim.scenario import (
@@ -44,30 +53,17 @@ from arc_controllers.cmd.sim.scenario import (
     load_scenario,
     plan_jobs,
 )
-from arc_controllers.controllers import Controllers
+from arc_controllers.cmd.sim.system import InProcessController, ServiceBoard, manager_options_for, sample_system
 from reconcilekit.client import new_client
-from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey, WithWatch
-from reconcilekit.config import RestConfig, load_rest_config
-from reconcilekit.errors import is_already_exists, is_conflict, is_not_found
-from reconcilekit.manager import run_until_signalled
+from reconcilekit.client.interfaces import WithWatch
+from reconcilekit.config import load_rest_config
 
-__all__ = ["SimResult", "SimulationError", "main", "run_simulation"]
+__all__ = ["ARS", "SimResult", "SimulationError", "main", "run_simulation"]
 
 log = structlog.get_logger("arc_controllers.cmd.simulate")
 
-ARS = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingRunnerSet")
-ER = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
-NAMESPACE = GroupVersionKind("", "v1", "Namespace")
-SECRET = GroupVersionKind("", "v1", "Secret")
-
-CONTROLLER_IMAGE = "arc-sim/gha-runner-scale-set-controller:dev"
-"""What the simulated controller says its image is (listener pods get it; the kubelet ignores it)."""
-
 LISTENER_READY_TIMEOUT = 90.0
 """Seconds the AutoscalingRunnerSet has to get a listener with a message session."""
-
-SCHEDULER_NAME = "arc-sim"
-"""Scheduler named in the pod templates on an existing cluster, so real nodes never run the pods."""
 
 DRAIN_TIMEOUT = 30.0
 """Seconds after the last job for the runners to go back to ``minRunners``."""
@@ -86,217 +82,6 @@ class SimulationError(Exception):
     """The simulated system could not be brought up; ``str()`` is the one line to print."""
 
 
-# -- the pieces ------------------------------------------------------------------------------
-
-
-class _Board:
-    """The kubelet's view of the fake service, recording job starts and ends on the timeline."""
-
-    def __init__(self, fake: FakeActionsService, timeline: Timeline, clock: Callable[[], float]) -> None:
-        self._fake = fake
-        self._timeline = timeline
-        self._clock = clock
-        self.durations: dict[int, float] = {}
-
-    def register_runner(self, encoded_jit_config: str) -> FakeRunner:
-        return self._fake.register_runner(encoded_jit_config)
-
-    def take_job(self, runner_id: int) -> FakeJob | None:
-        job = self._fake.take_job(runner_id)
-        if job is not None:
-            self._timeline.job_started(job.request_id, self._clock())
-        return job
-
-    def job_duration(self, request_id: int) -> float:
-        return self.durations.get(request_id, 1.0)
-
-    def complete_job(self, request_id: int) -> None:
-        job = self._fake.complete_job(request_id)
-        self._timeline.job_done(request_id, self._clock(), job.result)
-
-
-class _Controller:
-    """The controller manager in this process; can be stopped and started again (a restart)."""
-
-    def __init__(self, options: ManagerOptions, rest: RestConfig) -> None:
-        self._options = options
-        self._rest = dataclasses.replace(
-            rest, qps=float(options.k8s_client_rate_limiter_qps), burst=options.k8s_client_rate_limiter_burst
-        )
-        self._client: Any = None
-        self._stop: asyncio.Event | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._controllers: Controllers | None = None
-        self.requests = 0
-        """Kubernetes API requests of every manager run so far (counted when each one stops)."""
-        self.starts = 0
-
-    async def start(self) -> None:
-        client = new_client(self._rest, register_prometheus=False)
-        mgr = build_manager(self._options, self._rest, client=client)
-        self._controllers = await setup_all_controllers(mgr, self._options, skip_name_validation=True)
-        self._client, self._stop = client, asyncio.Event()
-        self._task = asyncio.create_task(run_until_signalled(mgr, self._stop), name=f"manager-{self.starts}")
-        self.starts += 1
-
-    def failure(self) -> BaseException | None:
-        """The error the running manager stopped with, if it stopped by itself."""
-        if self._task is None or not self._task.done() or self._task.cancelled():
-            return None
-        return self._task.exception()
-
-    def live_requests(self) -> int:
-        """Requests so far, the running manager's included."""
-        return self.requests + (self._client.counts.total() if self._client is not None else 0)
-
-    async def stop(self) -> None:
-        if self._task is None:
-            return
-        assert self._stop is not None
-        self._stop.set()
-        try:
-            await self._task
-        except Exception as err:
-            log.warning("manager stopped with an error", error=repr(err))
-        finally:
-            self.requests += self._client.counts.total()
-            if self._controllers is not None:
-                await self._controllers.aclose()
-            await self._client.close()
-            self._task = self._client = self._stop = self._controllers = None
-
-
-def _crd_folder(workdir: Path) -> Path:
-    """The repository's config/crd when running from a checkout, else CRDs generated from the models."""
-    checkout = Path(__file__).resolve().parents[3] / "config" / "crd"
-    if checkout.is_dir() and any(checkout.glob("*.yaml")):
-        return checkout
-    from arc_controllers.api.v1alpha1 import KINDS
-    from arc_controllers.api.v1alpha1.crdgen import crd_file_name, generate, render
-
-    out = workdir / "crd"
-    out.mkdir(parents=True, exist_ok=True)
-    for kind in KINDS:
-        (out / crd_file_name(kind)).write_text(render(generate(kind)), encoding="utf-8")
-    return out
-
-
-def _manager_options(scenario: Scenario, log_level: str) -> ManagerOptions:
-    return parse_manager_options(
-        [
-            "--auto-scaling-runner-set-only",
-            f"--log-level={log_level}",
-            "--log-format=text",
-            "--metrics-addr=0",
-            "--listener-metrics-addr=0",
-            "--listener-metrics-endpoint=",
-        ],
-        {
-            "CONTROLLER_MANAGER_POD_NAMESPACE": scenario.scale_set.controller_namespace,
-            "CONTROLLER_MANAGER_CONTAINER_IMAGE": CONTROLLER_IMAGE,
-        },
-    )
-
-
-def _autoscaling_runner_set(
-    scenario: Scenario, config_url: str, secret: str, *, scheduler_name: str = ""
-) -> dict[str, Any]:
-    """The AutoscalingRunnerSet as ARC's chart would render it for the scenario.
-
-    ``scheduler_name`` (existing clusters) goes into the runner and listener pod templates so
-    that no real scheduler, hence no real kubelet, picks the pods up: the simulator runs them.
-    """
-    ss = scenario.scale_set
-    runner_pod: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "containers": [{"name": "runner", "image": ss.runner_image, "command": ["/home/runner/run.sh"]}],
-    }
-    extra: dict[str, Any] = {}
-    if scheduler_name:
-        runner_pod["schedulerName"] = scheduler_name
-        extra["listenerTemplate"] = {
-            "spec": {
-                "schedulerName": scheduler_name,
-                "terminationGracePeriodSeconds": 60,
-                "containers": [{"name": "listener"}],
-            }
-        }
-    return {
-        "apiVersion": "actions.github.com/v1alpha1",
-        "kind": "AutoscalingRunnerSet",
-        "metadata": {
-            "name": ss.name,
-            "namespace": ss.namespace,
-            "labels": {"app.kubernetes.io/version": "0.14.2", "app.kubernetes.io/part-of": "gha-rs"},
-        },
-        "spec": {
-            "githubConfigUrl": config_url,
-            "githubConfigSecret": secret,
-            "minRunners": ss.min_runners,
-            "maxRunners": ss.max_runners,
-            "template": {"spec": runner_pod},
-            **extra,
-        },
-    }
-
-
-async def _create(client: WithWatch, obj: dict[str, Any]) -> None:
-    try:
-        await client.create(obj)
-    except Exception as err:
-        if not is_already_exists(err):
-            raise
-
-
-async def _delete_scale_set(client: WithWatch, scenario: Scenario, progress: Progress) -> None:
-    """Delete the AutoscalingRunnerSet and wait until the controller has released it (≤ 60 s)."""
-    key = ObjectKey(scenario.scale_set.namespace, scenario.scale_set.name)
-    try:
-        await client.delete(await client.get(ARS, key))
-    except Exception as err:
-        if is_not_found(err):
-            return
-        raise
-    deadline = time.monotonic() + 60.0
-    while time.monotonic() < deadline:
-        try:
-            await client.get(ARS, key)
-        except Exception as err:
-            if is_not_found(err):
-                return
-            raise
-        await asyncio.sleep(0.5)
-    progress.note("arc-sim: the AutoscalingRunnerSet was not released within 60 s; left behind")
-
-
-async def _rollout(client: WithWatch, scenario: Scenario, image: str) -> None:
-    key = ObjectKey(scenario.scale_set.namespace, scenario.scale_set.name)
-    for _ in range(10):
-        ars = await client.get(ARS, key)
-        ars["spec"]["template"]["spec"]["containers"][0]["image"] = image
-        try:
-            await client.update(ars)
-            return
-        except Exception as err:
-            if not is_conflict(err):
-                raise
-
-
-def _sample(t: float, runners: list[dict[str, Any]], fake: FakeActionsService, scale_set_id: int | None) -> Sample:
-    phases: dict[str, int] = {}
-    for r in runners:
-        phase = (r.get("status") or {}).get("phase") or "New"
-        phases[phase] = phases.get(phase, 0) + 1
-    jobs = list(fake.state.jobs.values())
-    return Sample(
-        t=t,
-        runners=phases,
-        jobs_queued=sum(1 for j in jobs if j.state in ("queued", "available", "acquired", "assigned")),
-        jobs_running=sum(1 for j in jobs if j.state == "running"),
-        jobs_done=sum(1 for j in jobs if j.state == "completed" and j.result == "succeeded"),
-    )
-
-
 # -- the run -----------------------------------------------------------------------------------
 
 
@@ -306,10 +91,10 @@ class _Run:
     client: WithWatch
     fake: FakeActionsService
     kubelet: Kubelet
-    controller: _Controller
+    controller: InProcessController
     timeline: Timeline
     progress: Progress
-    board: _Board
+    board: ServiceBoard
     t0: float = 0.0
     runner_names: set[str] = dataclasses.field(default_factory=set)
 
@@ -341,7 +126,7 @@ class _Run:
 
     async def _apply(self, item: Any) -> str:
         if isinstance(item, RolloutEvent):
-            await _rollout(self.client, self.scenario, item.image)
+            await rollout_runner_image(self.client, self.scenario, item.image)
             return f"runner image -> {item.image}"
         if isinstance(item, RestartEvent):
             self.progress.note(f"t={self.clock():5.0f}s  >> stopping the controller for {item.down_for:g} s")
@@ -369,7 +154,7 @@ class _Run:
     async def take_sample(self) -> Sample:
         listed = await self.client.list(ER, namespace=self.scenario.scale_set.namespace)
         self.runner_names.update(r["metadata"]["name"] for r in listed.items)
-        sample = _sample(self.clock(), listed.items, self.fake, None)
+        sample = sample_system(self.clock(), listed.items, self.fake)
         self.timeline.samples.append(sample)
         self.progress.show(sample)
         return sample
@@ -380,7 +165,7 @@ class _Run:
         return len(jobs) == planned and all(j.done is not None for j in jobs.values())
 
 
-async def _wait_for_listener(fake: FakeActionsService, controller: _Controller, within: float) -> None:
+async def _wait_for_listener(fake: FakeActionsService, controller: InProcessController, within: float) -> None:
     deadline = time.monotonic() + within
     while not fake.state.sessions:
         failure = controller.failure()
@@ -423,7 +208,7 @@ async def run_simulation(
     out = stream if stream is not None else sys.stdout
     workdir = out_dir / "work"
     await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
-    crds = await asyncio.to_thread(_crd_folder, workdir)
+    crds = await asyncio.to_thread(crd_folder, workdir)
     timeline = Timeline()
     progress = Progress(out, jobs_total=scenario.total_jobs)
     ss = scenario.scale_set
@@ -453,9 +238,9 @@ async def run_simulation(
             await fake.start()
             stack.push_async_callback(fake.stop)
             for ns in dict.fromkeys((ss.controller_namespace, ss.namespace)):
-                await _create(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+                await create_if_absent(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
             secret = f"{ss.name}-gha-rs-github-secret"
-            await _create(
+            await create_if_absent(
                 client,
                 {
                     "apiVersion": "v1",
@@ -464,9 +249,7 @@ async def run_simulation(
                     "stringData": {"github_token": fake.pat.token},
                 },
             )
-            board = _Board(fake, timeline, lambda: time.monotonic() - run.t0)
-            import random
-
+            board = ServiceBoard(fake, timeline, lambda: time.monotonic() - run.t0)
             rng = random.Random(scenario.seed + 1)
             kubelet = Kubelet(
                 client,
@@ -478,17 +261,17 @@ async def run_simulation(
             )
             await kubelet.start()
             stack.push_async_callback(kubelet.stop)
-            controller = _Controller(_manager_options(scenario, log_level), rest)
+            controller = InProcessController(manager_options_for(scenario, log_level), rest)
             await controller.start()
             stack.push_async_callback(controller.stop)  # stopped before the kubelet and the fake
             run = _Run(scenario, client, fake, kubelet, controller, timeline, progress, board)
             shared = environment is not None or use_existing_cluster
-            ars = _autoscaling_runner_set(
+            ars = autoscaling_runner_set(
                 scenario, fake.config_url(), secret, scheduler_name=SCHEDULER_NAME if use_existing_cluster else ""
             )
-            await _create(client, ars)
+            await create_if_absent(client, ars)
             if shared:  # leave a shared cluster as found: ARC's own deletion path removes everything
-                stack.push_async_callback(_delete_scale_set, client, scenario, progress)
+                stack.push_async_callback(delete_scale_set, client, scenario, progress)
             progress.note(
                 f"arc-sim: scenario {scenario.name!r}: {scenario.total_jobs} jobs, "
                 f"runners {ss.min_runners}..{ss.max_runners}; waiting for the listener"
