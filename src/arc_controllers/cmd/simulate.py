@@ -20,9 +20,10 @@ import dataclasses
 import json
 import math
 import random
+import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -372,6 +373,21 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+async def _until_terminated(run: Coroutine[Any, Any, SimResult]) -> SimResult:
+    """Run ``run``; SIGTERM cancels it like Ctrl-C does, so the control plane and listeners are stopped.
+
+    Python only: part of the ``arc-sim`` command.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await run
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``arc-sim``; returns the exit status.
 
@@ -389,8 +405,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         result = asyncio.run(
-            run_simulation(
-                scenario, out_dir=args.out, use_existing_cluster=args.use_existing_cluster, log_level=args.log_level
+            _until_terminated(
+                run_simulation(
+                    scenario, out_dir=args.out, use_existing_cluster=args.use_existing_cluster, log_level=args.log_level
+                )
             )
         )
     except SimulationError as err:
@@ -399,8 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as err:
         print(f"arc-sim: cannot write the output: {err}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("arc-sim: interrupted", file=sys.stderr)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("arc-sim: interrupted; everything it started is stopped", file=sys.stderr)
         return 130
     print("arc-sim: summary")
     print(render_summary(result.summary))
