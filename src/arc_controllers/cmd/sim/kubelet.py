@@ -24,11 +24,11 @@ import os
 import random
 import signal
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import structlog
 
@@ -41,15 +41,15 @@ from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey, WithWatc
 from reconcilekit.client.patch import raw_patch
 from reconcilekit.errors import is_not_found
 
-__all__ = ["POD", "SECRET", "JobBoard", "Kubelet", "PodKind", "classify_pod"]
+__all__ = ["POD", "SECRET", "JobBoard", "Kubelet", "PodKind", "SimulatedRunner", "classify_pod"]
 
 log = structlog.get_logger(__name__)
 
 POD = GroupVersionKind("", "v1", "Pod")
 SECRET = GroupVersionKind("", "v1", "Secret")
 
-PodKind = str
-"""``listener``, ``runner`` or ``other``."""
+PodKind = Literal["listener", "runner", "other"]
+"""What a pod is to the simulator."""
 
 _POLL = 0.2
 """Seconds an idle runner waits between two asks for a job."""
@@ -353,11 +353,27 @@ class Kubelet:
             if not await self._set_status(pod, pending_status(pod)):
                 return
             await asyncio.sleep(self._startup())
-            exit_code = await SimulatedRunner(self, pod).run()
+            jit_config = await self._jit_config(pod)
+            if not jit_config:
+                log.warning("runner pod has no JIT config", pod=name)
+                await self._set_status(pod, terminated_status(pod, 1))
+                return
+            runner = SimulatedRunner(name=name, jit_config=jit_config, board=self._board)
+            exit_code = await runner.run(online=functools.partial(self._set_status, pod, running_status(pod)))
+            if runner.took_job:
+                self.counters.runners_with_job.add(name)
             await self._set_status(pod, terminated_status(pod, exit_code))
         finally:
             self.counters.live_runner_pods -= 1
             log.debug("runner pod ended", pod=f"{namespace}/{name}")
+
+    async def _jit_config(self, pod: Mapping[str, Any]) -> str | None:
+        """The runner container's ``ACTIONS_RUNNER_INPUT_JITCONFIG``, resolved from its secret."""
+        container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
+        for item in container.get("env") or []:
+            if item.get("name") == ENV_ACTIONS_RUNNER_INPUT_JITCONFIG:
+                return await self._env_value(pod["metadata"]["namespace"], item)
+        return None
 
     # -- listener pods ----------------------------------------------------------------------
 
@@ -413,43 +429,37 @@ class SimulatedRunner:
     Python only: stands in for the Actions runner binary (``run.sh`` with a JIT config).
     """
 
-    def __init__(self, kubelet: Kubelet, pod: Mapping[str, Any]) -> None:
-        self._kubelet = kubelet
-        self._pod = pod
+    def __init__(self, *, name: str, jit_config: str, board: JobBoard) -> None:
+        self.name = name
+        self._jit_config = jit_config
+        self._board = board
+        self.took_job = False
+        """Whether this runner took (and ran) a job."""
 
-    async def run(self) -> int:
-        """Return the container's exit code: 0 after a job, 1 when the JIT config is refused."""
-        k = self._kubelet
-        pod = self._pod
-        name = pod["metadata"]["name"]
-        namespace = pod["metadata"]["namespace"]
-        container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
-        jit = None
-        for item in container.get("env") or []:
-            if item.get("name") == ENV_ACTIONS_RUNNER_INPUT_JITCONFIG:
-                jit = await k._env_value(namespace, item)
-        if not jit:
-            log.warning("runner pod has no JIT config", pod=name)
-            return 1
+    async def run(self, *, online: Callable[[], Awaitable[bool]]) -> int:
+        """Register, report ``online()`` (False: the pod is gone, stop), run one job; return the exit code.
+
+        0 after a job or when the registration was removed while idle; 1 when the JIT config is refused.
+        """
         try:
-            runner = k._board.register_runner(jit)
+            runner = self._board.register_runner(self._jit_config)
         except Exception as err:
-            log.warning("runner registration refused", pod=name, error=str(err))
+            log.warning("runner registration refused", pod=self.name, error=str(err))
             return 1
-        if not await k._set_status(pod, running_status(pod)):
+        if not await online():
             return 0
         while True:
             try:
-                job = k._board.take_job(int(runner.id))
+                job = self._board.take_job(int(runner.id))
             except Exception as err:  # the registration was removed: the runner exits
-                log.info("runner registration gone, exiting", pod=name, error=str(err))
+                log.info("runner registration gone, exiting", pod=self.name, error=str(err))
                 return 0
             if job is not None:
                 break
             await asyncio.sleep(_POLL)
-        k.counters.runners_with_job.add(name)
-        await asyncio.sleep(k._board.job_duration(int(job.request_id)))
-        k._board.complete_job(int(job.request_id))
+        self.took_job = True
+        await asyncio.sleep(self._board.job_duration(int(job.request_id)))
+        self._board.complete_job(int(job.request_id))
         return 0
 
 
