@@ -284,7 +284,7 @@ async def run_simulation(
             )
             await _drive(run)
             progress.finish()
-            controller_requests = controller.live_requests()
+            requests_by_kind = {f"{verb} {resource}": n for (verb, resource), n in controller.request_counts().items()}
             duration = run.clock()
     summary = summarize(
         timeline,
@@ -294,10 +294,11 @@ async def run_simulation(
         runners_created=max(len(run.runner_names), len(kubelet.counters.runner_pods)),
         runners_with_job=len(kubelet.counters.runners_with_job),
         idle_allowance=ss.min_runners,
-        controller_requests=controller_requests,
+        controller_requests=sum(requests_by_kind.values()),
         actions_requests=sum(fake.faults.requests.values()),
         listener_starts=kubelet.counters.listener_starts,
         runner_images=kubelet.counters.runner_images,
+        controller_requests_by_kind=requests_by_kind,
     )
     await asyncio.to_thread(
         (out_dir / "summary.json").write_text,

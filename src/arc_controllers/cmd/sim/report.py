@@ -99,6 +99,8 @@ class Summary:
     listener_starts: int
     runner_images: Mapping[str, int] = field(default_factory=dict)
     """Runner pods started per image."""
+    controller_requests_by_kind: Mapping[str, int] = field(default_factory=dict)
+    """The controller's Kubernetes requests by ``"<verb> <resource>"``."""
 
     @property
     def all_done(self) -> bool:
@@ -129,6 +131,7 @@ def summarize(
     actions_requests: int,
     listener_starts: int,
     runner_images: Mapping[str, int] | None = None,
+    controller_requests_by_kind: Mapping[str, int] | None = None,
 ) -> Summary:
     """The run's summary.
 
@@ -156,7 +159,19 @@ def summarize(
         actions_requests=actions_requests,
         listener_starts=listener_starts,
         runner_images=dict(runner_images or {}),
+        controller_requests_by_kind=dict(controller_requests_by_kind or {}),
     )
+
+
+def _per_runner_by_verb(s: Summary) -> str:
+    verbs: dict[str, int] = {}
+    for kind, n in s.controller_requests_by_kind.items():
+        verb = kind.split(" ", 1)[0]
+        verbs[verb] = verbs.get(verb, 0) + n
+    if not verbs or not s.runners_created:
+        return "-"
+    ordered = sorted(verbs.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{verb} {n / s.runners_created:.1f}" for verb, n in ordered)
 
 
 def render_summary(summary: Summary) -> str:
@@ -171,6 +186,7 @@ def render_summary(summary: Summary) -> str:
         ("runners created", f"{s.runners_created} ({s.runners_with_job} ran a job)"),
         ("runners beyond demand", str(s.runners_beyond_demand)),
         ("controller API requests per runner", f"{s.requests_per_runner:.1f} ({s.controller_requests} in all)"),
+        ("  by verb, per runner", _per_runner_by_verb(s)),
         ("Actions requests per runner", f"{s.actions_per_runner:.1f} ({s.actions_requests} in all)"),
         ("listener processes started", str(s.listener_starts)),
     ]

@@ -6,6 +6,7 @@ Python only: the simulation has no Go counterpart.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -68,7 +69,7 @@ class InProcessController:
 
     Each start builds a fresh client, manager and controllers, exactly as ``arc-controller``
     does (`build_manager`, `setup_all_controllers`); the clients' request counts add up in
-    `requests`.
+    `request_counts`.
 
     Python only: ``arc-sim``'s handle on the controller.
     """
@@ -82,8 +83,7 @@ class InProcessController:
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._controllers: Controllers | None = None
-        self.requests = 0
-        """Kubernetes API requests of every manager run so far (counted when each one stops)."""
+        self._finished: collections.Counter[tuple[str, str]] = collections.Counter()
         self.starts = 0
 
     async def start(self) -> None:
@@ -101,9 +101,13 @@ class InProcessController:
             return None
         return self._task.exception()
 
-    def live_requests(self) -> int:
-        """Requests so far, the running manager's included."""
-        return self.requests + (self._client.counts.total() if self._client is not None else 0)
+    def request_counts(self) -> dict[tuple[str, str], int]:
+        """Kubernetes API requests of every manager run so far, by (verb, resource)."""
+        tally = collections.Counter(self._finished)
+        if self._client is not None:
+            for key, n in self._client.counts.snapshot().items():
+                tally[(key.verb, key.resource)] += n
+        return dict(tally)
 
     async def stop(self) -> None:
         """Stop the running manager (as on SIGTERM) and close its controllers and client. Python only."""
@@ -116,7 +120,8 @@ class InProcessController:
         except Exception as err:
             log.warning("manager stopped with an error", error=repr(err))
         finally:
-            self.requests += self._client.counts.total()
+            for key, n in self._client.counts.snapshot().items():
+                self._finished[(key.verb, key.resource)] += n
             if self._controllers is not None:
                 await self._controllers.aclose()
             await self._client.close()
