@@ -31,6 +31,7 @@ class FakeBoard:
     jobs: list[int] = field(default_factory=lambda: [11])
     registered: list[str] = field(default_factory=list)
     completed: list[int] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)
     asks: int = 0
 
     def register_runner(self, encoded_jit_config: str) -> _Runner:
@@ -48,8 +49,9 @@ class FakeBoard:
     def job_duration(self, request_id: int) -> float:
         return 0.05
 
-    def complete_job(self, request_id: int) -> None:
+    def complete_job(self, request_id: int, result: str = "succeeded") -> None:
         self.completed.append(request_id)
+        self.results.append(result)
 
 
 def _secret(name: str, data: dict[str, str], namespace: str = NS) -> dict[str, Any]:
@@ -217,3 +219,25 @@ async def test_listener_pod_runs_a_process_with_its_config(tmp_path: Path) -> No
     assert kubelet.counters.listener_starts == 1
     config = tmp_path / "work" / "listeners" / "l1" / "config.json"
     assert config.stat().st_mode & 0o777 == 0o600
+
+
+async def test_runner_pod_deleted_mid_job_fails_the_job(tmp_path: Path) -> None:
+    board = FakeBoard()
+    board.job_duration = lambda request_id: 30.0  # type: ignore[method-assign]
+    client = FakeClient([_secret("r4", {"jitToken": "jit-ok"}), _runner_pod("r4", "r4")])
+    kubelet = _kubelet(client, board, tmp_path)
+    await kubelet.start()
+    try:
+
+        async def running_a_job() -> None:
+            assert board.asks >= 3
+
+        await eventually(running_a_job, timeout=10)
+        await client.delete(await client.get(POD, ObjectKey(NS, "r4")))
+
+        async def failed() -> None:
+            assert board.results == ["failed"]
+
+        await eventually(failed, timeout=10)
+    finally:
+        await kubelet.stop()

@@ -70,8 +70,8 @@ class JobBoard(Protocol):
         """Seconds the job runs."""
         ...
 
-    def complete_job(self, request_id: int) -> None:
-        """Report the job succeeded."""
+    def complete_job(self, request_id: int, result: str = "succeeded") -> None:
+        """Report the job's end: ``succeeded``, or ``failed`` when its runner died under it."""
         ...
 
 
@@ -458,7 +458,11 @@ class SimulatedRunner:
                 break
             await asyncio.sleep(_POLL)
         self.took_job = True
-        await asyncio.sleep(self._board.job_duration(int(job.request_id)))
+        try:
+            await asyncio.sleep(self._board.job_duration(int(job.request_id)))
+        except asyncio.CancelledError:  # the pod went away mid-job: the service fails the job
+            self._board.complete_job(int(job.request_id), "failed")
+            raise
         self._board.complete_job(int(job.request_id))
         return 0
 

@@ -58,9 +58,9 @@ class ServiceBoard:
         """Python only: the planned duration (1 s for a job the plan does not know)."""
         return self.durations.get(request_id, 1.0)
 
-    def complete_job(self, request_id: int) -> None:
+    def complete_job(self, request_id: int, result: str = "succeeded") -> None:
         """Python only: see `JobBoard.complete_job`; stamps the job's end."""
-        job = self._fake.complete_job(request_id)
+        job = self._fake.complete_job(request_id, result)
         self._timeline.job_done(request_id, self._clock(), job.result)
 
 
