@@ -71,7 +71,7 @@ async def test_leader_hands_over_and_loser_never_reconciles(envtest_environment:
         await asyncio.wait_for(b.elected().wait(), LEASE + RETRY * (1 + JITTER_FACTOR) + 5)
         handover = time.monotonic() - stopped
         print(f"handover after the leader stopped: {handover:.2f} s (lease {LEASE} s, retry {RETRY} s)")
-        assert handover <= LEASE + RETRY * (1 + JITTER_FACTOR) + 0.5
+        assert handover <= LEASE + RETRY * (1 + JITTER_FACTOR) + 1.0  # + scheduling slack on a shared machine
         await eventually(lambda: {n for r, n in reconciled if r == "b"} >= {"cm-0", "cm-1", "cm-2"}, timeout=30)
         assert all(r == "b" for r, _ in reconciled[stopped_index:])  # the stopped leader never ran again
         assert all(r == "a" for r, _ in reconciled[:stopped_index])  # b never ran while a led

@@ -63,7 +63,7 @@ async def test_hand_over_after_lease_duration_and_transitions_counted() -> None:
         assert a.stopped.is_set()
         await asyncio.wait_for(b.leading.wait(), 5)
         waited = time.monotonic() - stopped_at
-        assert 1.0 <= waited <= 2.0 + 0.25 * 2.2 + 0.5
+        assert 1.0 <= waited <= 2.0 + 0.25 * 2.2 + 1.5  # lease + jittered retry, with room for a busy CI
         lease = fake.stored(LEASE, ObjectKey("ns", "lock"))
         assert lease is not None
         assert lease["spec"]["holderIdentity"] == "b"

@@ -148,7 +148,7 @@ async def test_only_the_leader_runs_leader_elected_runnables_and_loss_is_an_erro
         assert not r2.started.is_set()
         assert not two.elected().is_set()
         await stop(t1)  # clean stop, no release: the other takes over after the lease
-        await asyncio.wait_for(r2.started.wait(), 4)
+        await asyncio.wait_for(r2.started.wait(), 10)
         # Someone else grabs the lease: the leader must notice and fail with "leader election lost".
         stored = fake.stored(GroupVersionKind("coordination.k8s.io", "v1", "Lease"), ObjectKey("ns", "lock"))
         assert stored is not None
