@@ -12,6 +12,10 @@ import benchmarks
 def main() -> int:
     names = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_"))
     only = set(sys.argv[1:])
+    unknown = sorted(only - set(names))
+    if unknown:
+        print(f"benchmarks: no benchmark named {', '.join(unknown)}; have: {', '.join(names)}", file=sys.stderr)
+        return 2
     for name in names:
         if only and name not in only:
             continue

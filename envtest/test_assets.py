@@ -6,7 +6,10 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.envtest_only
 def test_assets_report_their_versions() -> None:
     """kube-apiserver and etcd built by hack/envtest-assets.sh answer --version."""
     assets = Path(os.environ["KUBEBUILDER_ASSETS"])

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ERS = "src/arc_controllers/controllers/ephemeralrunnerset.py"
-ER = "src/arc_controllers/controllers/ephemeralrunner.py"
+ERS = "src/arc_controllers/controllers/ephemeralrunnerset*.py"
+ER = "src/arc_controllers/controllers/ephemeralrunner*.py"
 UNREG = "src/arc_controllers/controllers/unregistration.py"
 T_ERS = "tests/arc_controllers/controllers/test_ephemeralrunnerset.py"
 T_ER = "tests/arc_controllers/controllers/test_ephemeralrunner.py"
@@ -52,11 +52,11 @@ MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
     ("12", ER, "        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER)\n        add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)",
      "        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER) or add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)",
      T_ER, "seed12"),
-    ("ER-order", ER, "                await self.client.patch(runner, lazy.merge_from())\n                self._push(runner, rid)",
-     "                self._push(runner, rid)\n                await self.client.patch(runner, lazy.merge_from())",
+    ("ER-order", ER, "                await self._write(runner, lazy.merge_from())\n                self._push(runner, rid)",
+     "                self._push(runner, rid)\n                await self._write(runner, lazy.merge_from())",
      T_ER, "patches_the_registration_finalizer_before_pushing"),
-    ("ER-lock", ER, "        await self.client.status().patch(runner, lazy.merge_from(optimistic_lock=True))",
-     "        await self.client.status().patch(runner, lazy.merge_from())", T_ER, "optimistic_lock or conflict"),
+    ("ER-lock", ER, "        await self._write_status(runner, lazy.merge_from(optimistic_lock=True))",
+     "        await self._write_status(runner, lazy.merge_from())", T_ER, "optimistic_lock or conflict"),
     ("ER-running", ER, "        phase = current.get(\"phase\") or PHASE_PENDING",
      "        phase = \"Running\" if _pod_ready(pod) else (current.get(\"phase\") or PHASE_PENDING)", T_ER, "never_running"),
     ("ER-selfdereg", ER, "        if _status(runner).get(\"phase\") != PHASE_SUCCEEDED:\n            await self._queue_unregistration(runner)",
@@ -77,15 +77,13 @@ def main() -> int:
     for seed, path, old, new, test_file, expr in MUTATIONS:
         if only and seed not in only:
             continue
-        source = Path(path)
-        if not source.exists():
-            print(f"seed {seed}: {path} missing, skipped")
-            continue
-        text = source.read_text()
-        if text.count(old) != 1:
+        holders = [p for p in sorted(Path().glob(path)) if old in p.read_text()]
+        if len(holders) != 1 or holders[0].read_text().count(old) != 1:
             print(f"seed {seed}: mutation anchor not found exactly once in {path}")
             failures += 1
             continue
+        source = holders[0]
+        text = source.read_text()
         source.write_text(text.replace(old, new))
         try:
             result = subprocess.run(

@@ -70,8 +70,10 @@ class Harness:
         while True:
             with contextlib.suppress(Exception):
                 for obj in (await self.client.list(ER, namespace=self.namespace)).items:
-                    if obj["metadata"].get("deletionTimestamp") and obj["metadata"].get("finalizers"):
-                        body = json.dumps({"metadata": {"finalizers": None}})
+                    finalizers = obj["metadata"].get("finalizers") or []
+                    kept = [f for f in finalizers if not f.startswith("ephemeralrunner.actions.github.com/")]
+                    if obj["metadata"].get("deletionTimestamp") and kept != finalizers:
+                        body = json.dumps({"metadata": {"finalizers": kept or None}})
                         await self.client.patch(obj, raw_patch(MERGE, body))
             await asyncio.sleep(0.2)
 

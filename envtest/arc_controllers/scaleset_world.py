@@ -31,6 +31,7 @@ from arc_controllers.controllers.autoscalingrunnerset import (
     SERVICE_ACCOUNT,
 )
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+from reconcilekit.cache import Options as CacheOptions
 from reconcilekit.client import new_client
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 from reconcilekit.client.patch import raw_patch
@@ -134,7 +135,12 @@ class World:
             self.restricted = True
         client = new_client(config)
         self.closers.append(client)
-        mgr = new_manager(config, Options(metrics_bind_address="0", uncached=[SECRET, CONFIG_MAP]), client=client)
+        # The cache is held to this test's two namespaces (ARC's single-namespace mode does the
+        # same); a cluster-wide cache would also reconcile other tests' leftovers.
+        cache = CacheOptions(default_namespaces=[self.namespace, self.controller_namespace])
+        mgr = new_manager(
+            config, Options(metrics_bind_address="0", uncached=[SECRET, CONFIG_MAP], cache=cache), client=client
+        )
         controllers = await setup_controllers(
             mgr,
             ControllersOptions(

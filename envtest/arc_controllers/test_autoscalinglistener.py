@@ -384,3 +384,66 @@ async def test_stopped_listener_removes_children_and_keeps_object(world: World) 
     assert LISTENER_FINALIZER in kept["metadata"]["finalizers"]
     await w.patch(kept, {"spec": {"phase": "Running"}})
     await child(w, POD)
+
+
+# Upstream: TestListenerRestoresMissingAnnotations (autoscalinglistener_metadata_test.go, #4689)
+async def test_listener_restores_missing_annotations(world: World) -> None:
+    w = world
+    meta = {"annotations": {"required": "yes"}}
+    listener = await setup(
+        w,
+        listener_spec={
+            "serviceAccountMetadata": meta,
+            "roleMetadata": meta,
+            "roleBindingMetadata": meta,
+            "configSecretMetadata": meta,
+        },
+    )
+    pod = await child(w, POD)
+    targets = [
+        (SA, "test-asl", w.controller_namespace),
+        (ROLE, "test-asl", w.namespace),
+        (ROLE_BINDING, "test-asl", w.namespace),
+        (SECRET, "test-asl-config", w.controller_namespace),
+    ]
+    for gvk, name, ns in targets:
+        obj = await child(w, gvk, name, ns)
+        assert obj["metadata"]["annotations"]["required"] == "yes"
+        await w.patch(obj, {"metadata": {"annotations": {"required": None}}})
+    await w.patch(pod, {"metadata": {"annotations": None}})
+    # the secret is not watched: the pod's change (and the SA/role events) bring the listener back
+    assert listener["metadata"]["name"] == "test-asl"
+
+    async def restored() -> bool:
+        for gvk, name, ns in targets:
+            obj = await w.get(gvk, name, ns)
+            if (obj["metadata"].get("annotations") or {}).get("required") != "yes":
+                return False
+        current = await w.find(POD, "test-asl", w.controller_namespace)
+        return (
+            current is not None
+            and current["metadata"]["uid"] != pod["metadata"]["uid"]
+            and bool(current["metadata"]["annotations"].get("actions.github.com/listener-config-resource-version"))
+        )
+
+    await eventually(restored)
+
+
+# Upstream: Describe "AutoscalingListener dead pod recovery" (#4680): an evicted pod that also carries stale labels
+#   and a stale config-version annotation is deleted and recreated, never patched
+async def test_dead_pod_with_stale_metadata_is_recreated_not_patched(world: World) -> None:
+    w = world
+    listener = await setup(w)
+    pod = await child(w, POD)
+    await w.patch(
+        pod,
+        {
+            "metadata": {
+                "labels": {"app": "stale"},
+                "annotations": {"actions.github.com/listener-config-resource-version": "1"},
+            }
+        },
+    )
+    await _terminate(w, await w.get(POD, "test-asl", w.controller_namespace), evicted=True)
+    fresh = await _recreated(w, pod["metadata"]["uid"])
+    assert fresh["metadata"]["labels"]["app"] == listener["metadata"]["labels"]["app"]

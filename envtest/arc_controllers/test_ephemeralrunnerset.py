@@ -6,9 +6,12 @@ Only the set controller runs (as upstream); runner statuses are set by the test.
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
-from conftest import ER, ERS, Harness, consistently, eventually
+from conftest import ER, ERS, MERGE, SECRET, Harness, consistently, eventually
+from reconcilekit.client.patch import raw_patch
 
 FINALIZER = "ephemeralrunnerset.actions.github.com/finalizer"
 
@@ -131,3 +134,170 @@ async def test_status_is_only_the_phase(harness: Harness) -> None:
         return (await h.get(ERS, "set")).get("status") == {"phase": "Running"}
 
     await eventually(status)
+
+
+# Upstream: It "propagates updated EphemeralRunnerSet annotations to newly created EphemeralRunners"
+async def test_set_annotations_reach_only_runners_created_afterwards(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    ers = h.runner_set(replicas=1, patch_id=1)
+    ers["metadata"]["annotations"] = {"team": "a"}
+    await h.client.create(ers)
+    [first] = await eventually(lambda: count(h, 1))
+    assert first["metadata"]["annotations"]["team"] == "a"
+    obj = await h.get(ERS, "set")
+    await h.client.patch(obj, raw_patch(MERGE, json.dumps({"metadata": {"annotations": {"team": "b"}}})))
+    await h.patch_spec(ERS, "set", {"replicas": 2, "patchID": 2})
+    runners = await eventually(lambda: count(h, 2))
+    teams = {r["metadata"]["name"]: r["metadata"]["annotations"]["team"] for r in runners}
+    assert teams[first["metadata"]["name"]] == "a"
+    assert sorted(teams.values()) == ["a", "b"]
+
+
+# Upstream: It "Should clean up finished ephemeral runner when scaling down"
+async def test_cleans_up_finished_runner_when_scaling_down(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=2, patch_id=1))
+    runners = await eventually(lambda: count(h, 2))
+    await set_runner_phase(h, runners[0], "Succeeded")
+    await set_runner_phase(h, runners[1], "Running", runnerId=1, jobId="j")
+    await h.patch_spec(ERS, "set", {"replicas": 1, "patchID": 2})
+    [left] = await eventually(lambda: count(h, 1))
+    assert left["metadata"]["name"] == runners[1]["metadata"]["name"]
+
+
+# Upstream: It "Should handle double scale up"
+async def test_double_scale_up(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=2, patch_id=1))
+    runners = await eventually(lambda: count(h, 2))
+    await set_runner_phase(h, runners[0], "Succeeded")
+    await set_runner_phase(h, runners[1], "Running", runnerId=1, jobId="j")
+    await h.patch_spec(ERS, "set", {"replicas": 3, "patchID": 2})
+    await eventually(lambda: count(h, 1))
+    await consistently(lambda: count(h, 1), duration=2.0)
+    await h.patch_spec(ERS, "set", {"replicas": 3, "patchID": 3})
+    runners = await eventually(lambda: count(h, 3))
+    assert all((r.get("status") or {}).get("phase") != "Succeeded" for r in runners)
+
+
+# Upstream: It "Should handle scale down without removing pending runners"
+async def test_scale_down_keeps_pending_runners(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=2, patch_id=1))
+    runners = await eventually(lambda: count(h, 2))
+    await set_runner_phase(h, runners[0], "Succeeded")
+    await set_runner_phase(h, runners[1], "Pending")
+    await h.patch_spec(ERS, "set", {"replicas": 0, "patchID": 2})
+    [left] = await eventually(lambda: count(h, 1))
+    assert left["metadata"]["name"] == runners[1]["metadata"]["name"]
+    await set_runner_phase(h, left, "Succeeded")
+    await h.patch_spec(ERS, "set", {"replicas": 0, "patchID": 3})
+    await eventually(lambda: count(h, 0))
+
+
+# Upstream: It "Should kill pending and running runners if they are up for some reason and the batch contains no jobs"
+async def test_kills_idle_runners_once_registered_when_no_jobs(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=2, patch_id=1))
+    runners = await eventually(lambda: count(h, 2))
+    await set_runner_phase(h, runners[0], "Pending")
+    await set_runner_phase(h, runners[1], "Running")
+    await h.patch_spec(ERS, "set", {"replicas": 0, "patchID": 0})
+    await consistently(lambda: count(h, 2), duration=2.0)
+    await set_runner_phase(h, runners[0], "Pending", runnerId=1)
+    await set_runner_phase(h, runners[1], "Running", runnerId=2)
+    await eventually(lambda: count(h, 0))
+
+
+# Upstream: It "Should count runners that are still being deleted when scaling up"
+async def test_counts_deleting_runners_for_scale_up(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=2, patch_id=1))
+    runners = await eventually(lambda: count(h, 2))
+    held = runners[0]
+    await h.client.patch(held, raw_patch(MERGE, json.dumps({"metadata": {"finalizers": ["test.example/hold"]}})))
+    await h.client.delete(await h.get(ER, held["metadata"]["name"]))
+    await h.patch_spec(ERS, "set", {"replicas": 2, "patchID": 2})
+    await consistently(lambda: count(h, 2), duration=3.0)
+    await h.client.patch(
+        await h.get(ER, held["metadata"]["name"]), raw_patch(MERGE, '{"metadata":{"finalizers":null}}')
+    )
+    await eventually(lambda: count(h, 1))
+    await h.patch_spec(ERS, "set", {"replicas": 2, "patchID": 3})
+    await eventually(lambda: count(h, 2))
+
+
+# Upstream: It "Should delete idle runners, keep busy runners, and create new runners when the spec changes"
+async def test_spec_change_replaces_idle_runners_and_keeps_busy_ones(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=3, patch_id=0))
+    runners = await eventually(lambda: count(h, 3))
+    await set_runner_phase(h, runners[0], "Running", runnerId=101)
+    await set_runner_phase(h, runners[1], "Running", runnerId=102)
+    await set_runner_phase(h, runners[2], "Running", runnerId=103, jobId="busy")
+    spec = (await h.get(ERS, "set"))["spec"]["ephemeralRunnerSpec"]
+    spec["spec"]["containers"][0]["image"] = "runner:new"
+    await h.patch_spec(ERS, "set", {"actionableRevision": 1, "ephemeralRunnerSpec": spec})
+
+    async def converged() -> list[dict[str, Any]] | None:
+        now = await h.runners()
+        images = sorted(r["spec"]["spec"]["containers"][0]["image"] for r in now)
+        return now if images == ["ghcr.io/actions/actions-runner:latest", "runner:new", "runner:new"] else None
+
+    now = await eventually(converged)
+    busy = next(r for r in now if r["metadata"]["name"] == runners[2]["metadata"]["name"])
+    assert busy["status"]["jobId"] == "busy"
+
+
+# Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
+#   It "drains every runner that is not running a job and scales to zero"
+async def test_current_revision_outdated_drains_everything_not_busy(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=3, patch_id=1))
+    runners = await eventually(lambda: count(h, 3))
+    await set_runner_phase(h, runners[1], "Running", runnerId=7, jobId="busy")
+    await set_runner_phase(h, runners[2], "Pending")
+    await set_runner_phase(h, runners[0], "Outdated")  # last: it switches the set to draining
+
+    async def outdated() -> bool:
+        return ((await h.get(ERS, "set")).get("status") or {}).get("phase") == "Outdated"
+
+    await eventually(outdated)
+    [left] = await eventually(lambda: count(h, 1))
+    assert left["metadata"]["name"] == runners[1]["metadata"]["name"]
+    await consistently(lambda: count(h, 1), duration=2.0)
+    await set_runner_phase(h, left, "Succeeded", runnerId=7, jobId="busy")
+    await h.patch_spec(ERS, "set", {"replicas": 0, "patchID": 0})
+    await eventually(lambda: count(h, 0))
+
+
+# Upstream: Describe "Test EphemeralRunnerSet controller with proxy settings"
+#   It "should create a proxy secret and delete the proxy secreat after the runner-set is deleted"
+async def test_proxy_secret_lifecycle(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    proxy = {"http": {"url": "http://proxy.example:3128"}, "noProxy": ["example.com", "example.org"]}
+    await h.client.create(h.runner_set(replicas=1, patch_id=1, ephemeralRunnerSpec={"proxy": proxy}))
+    [runner] = await eventually(lambda: count(h, 1))
+    ref = runner["spec"]["proxySecretRef"]
+    secret = await h.get(SECRET, ref)
+    data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert data == {"http_proxy": "http://proxy.example:3128", "https_proxy": "", "no_proxy": "example.com,example.org"}
+    await h.client.delete(await h.get(ERS, "set"))
+
+    async def secret_gone() -> bool:
+        try:
+            await h.get(SECRET, ref)
+        except Exception:
+            return True
+        return False
+
+    await eventually(secret_gone)

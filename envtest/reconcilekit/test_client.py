@@ -241,6 +241,7 @@ async def test_crud_round_trip_writes_back_into_the_object(client: RestClient, n
         await client.delete(obj)
 
 
+@pytest.mark.envtest_only  # add_user needs the envtest client CA
 async def test_status_answers_map_to_errors(client: RestClient, namespace: str, envtest_environment: Any) -> None:
     """404 NotFound, 409 AlreadyExists (not a conflict), 409 Conflict, 422 Invalid, 403 Forbidden."""
     counter = await _create_counter(client, namespace)

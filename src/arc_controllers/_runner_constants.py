@@ -1,14 +1,14 @@
-"""Names and numbers the runner controllers and the runner builder share.
+"""The names the runner controllers and the runner builder use, in short local spellings.
 
-Python only: a stand-in for the parts of ``arc_controllers.constants`` (constants.go)
-that the EphemeralRunner and EphemeralRunnerSet code needs, kept here until the types
-branch lands; every value is upstream's, from the spec §3.
+Python only: every value comes from `arc_controllers.constants` (constants.go); this
+module adds the GroupVersionKinds and the runner phases the runner code speaks in.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from arc_controllers import constants as c
 from reconcilekit.client.interfaces import GroupVersionKind
 
 __all__ = [
@@ -50,29 +50,29 @@ EPHEMERAL_RUNNER: Final = GroupVersionKind(GROUP, "v1alpha1", "EphemeralRunner")
 POD: Final = GroupVersionKind("", "v1", "Pod")
 SECRET: Final = GroupVersionKind("", "v1", "Secret")
 
-LABEL_COMPONENT: Final = "app.kubernetes.io/component"
-LABEL_SCALE_SET_NAME: Final = "actions.github.com/scale-set-name"
-LABEL_SCALE_SET_NAMESPACE: Final = "actions.github.com/scale-set-namespace"
-LABEL_RUNNER_TEMPLATE_HASH: Final = "runner-template-hash"
-LABEL_POD_TEMPLATE_HASH: Final = "pod-template-hash"
-LABEL_RUNNER_POD: Final = "runner-pod"
+LABEL_COMPONENT: Final = c.LABEL_KEY_KUBERNETES_COMPONENT
+LABEL_SCALE_SET_NAME: Final = c.LABEL_KEY_GITHUB_SCALE_SET_NAME
+LABEL_SCALE_SET_NAMESPACE: Final = c.LABEL_KEY_GITHUB_SCALE_SET_NAMESPACE
+LABEL_RUNNER_TEMPLATE_HASH: Final = c.LABEL_KEY_RUNNER_TEMPLATE_HASH
+LABEL_POD_TEMPLATE_HASH: Final = c.LABEL_KEY_POD_TEMPLATE_HASH
+LABEL_RUNNER_POD: Final = c.LABEL_KEY_RUNNER_POD
 """Set by container hooks on the pods and secrets they create for a runner."""
 
-ANNOTATION_PATCH_ID: Final = "actions.github.com/patch-id"
-ANNOTATION_ACTIONABLE_REVISION: Final = "actions.github.com/actionable-revision"
+ANNOTATION_PATCH_ID: Final = c.ANNOTATION_KEY_PATCH_ID
+ANNOTATION_ACTIONABLE_REVISION: Final = c.ANNOTATION_KEY_ACTIONABLE_REVISION
 
-EPHEMERAL_RUNNER_SET_FINALIZER: Final = "ephemeralrunnerset.actions.github.com/finalizer"
-EPHEMERAL_RUNNER_FINALIZER: Final = "ephemeralrunner.actions.github.com/finalizer"
-EPHEMERAL_RUNNER_ACTIONS_FINALIZER: Final = "ephemeralrunner.actions.github.com/runner-registration-finalizer"
+EPHEMERAL_RUNNER_SET_FINALIZER: Final = c.EPHEMERAL_RUNNER_SET_FINALIZER_NAME
+EPHEMERAL_RUNNER_FINALIZER: Final = c.EPHEMERAL_RUNNER_FINALIZER_NAME
+EPHEMERAL_RUNNER_ACTIONS_FINALIZER: Final = c.EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME
 
-EPHEMERAL_RUNNER_CONTAINER_NAME: Final = "runner"
+EPHEMERAL_RUNNER_CONTAINER_NAME: Final = c.EPHEMERAL_RUNNER_CONTAINER_NAME
 
-ENV_RUNNER_JIT_CONFIG: Final = "ACTIONS_RUNNER_INPUT_JITCONFIG"
-ENV_RUNNER_EXTRA_USER_AGENT: Final = "GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT"
-ENV_RUNNER_DEPRECATED_EXIT_CODE: Final = "ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE"
-ENV_CONTAINER_HOOKS: Final = "ACTIONS_RUNNER_CONTAINER_HOOKS"
+ENV_RUNNER_JIT_CONFIG: Final = c.ENV_ACTIONS_RUNNER_INPUT_JITCONFIG
+ENV_RUNNER_EXTRA_USER_AGENT: Final = c.ENV_GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT
+ENV_RUNNER_DEPRECATED_EXIT_CODE: Final = c.ENV_ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE
+ENV_CONTAINER_HOOKS: Final = c.ENV_ACTIONS_RUNNER_CONTAINER_HOOKS
 
-JIT_TOKEN_KEY: Final = "jitToken"
+JIT_TOKEN_KEY: Final = c.JIT_SECRET_KEY_JIT_TOKEN
 
 PHASE_PENDING: Final = "Pending"
 PHASE_RUNNING: Final = "Running"

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from enum import StrEnum
 from typing import Any
 
-from reconcilekit.client import _json
+from reconcilekit._internal import json as _json
 from reconcilekit.client.interfaces import Client, GroupVersionKind, Object, object_key_from_object
 from reconcilekit.client.patch import create_merge_patch, merge_from
 from reconcilekit.errors import NotFoundError, ReconcileKitError

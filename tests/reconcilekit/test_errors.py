@@ -10,8 +10,17 @@ from reconcilekit import errors
 
 
 def status(code: int, reason: str, **extra: object) -> bytes:
-    return json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                       "code": code, "reason": reason, "message": "m", **extra}).encode()
+    return json.dumps(
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "status": "Failure",
+            "code": code,
+            "reason": reason,
+            "message": "m",
+            **extra,
+        }
+    ).encode()
 
 
 def test_already_exists_is_not_a_conflict() -> None:

@@ -110,14 +110,19 @@ class Controllers:
     extra: dict[str, Any] = field(default_factory=dict)
 
     async def aclose(self) -> None:
-        """Close the Actions clients."""
+        """Close the Actions clients.
+
+        Python only: close the Actions clients.
+        """
         await self.actions.aclose()
 
 
 def _owner_index(allowed: Iterable[str]) -> Any:
+    """Python only: an index function naming the controller owner when it is one of ``allowed``."""
     kinds = tuple(allowed)
 
     def extract(obj: Object) -> list[str]:
+        """Python only: the owner name, or nothing."""
         for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
             if ref.get("controller"):
                 if ref.get("apiVersion") == API_VERSION and ref.get("kind") in kinds:
@@ -129,6 +134,7 @@ def _owner_index(allowed: Iterable[str]) -> Any:
 
 
 def _listener_scale_set_index(obj: Object) -> list[str]:
+    """Python only: the ``.spec.autoscalingRunnerSet`` index value of a listener."""
     spec = obj.get("spec") or {}
     namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
     if not namespace or not name:
@@ -149,12 +155,14 @@ async def setup_indexers(mgr: Manager) -> None:
 
 
 def _listener_to_scale_set(obj: Object) -> list[Request]:
+    """Python only: map a listener event to its AutoscalingRunnerSet."""
     spec = obj.get("spec") or {}
     namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
     return [Request(namespace, name)] if namespace and name else []
 
 
 def _rbac_to_listener(obj: Object) -> list[Request]:
+    """Python only: map a Role/RoleBinding event to its listener by the ``auto-scaling-listener-*`` labels."""
     labels = (obj.get("metadata") or {}).get("labels") or {}
     namespace = labels.get(constants.LABEL_KEY_LISTENER_NAMESPACE)
     name = labels.get(constants.LABEL_KEY_LISTENER_NAME)
@@ -162,6 +170,7 @@ def _rbac_to_listener(obj: Object) -> list[Request]:
 
 
 def _controller_options(concurrency: int, options: ControllersOptions) -> ControllerOptions:
+    """Python only: controller options with at least one worker."""
     return ControllerOptions(
         max_concurrent_reconciles=max(concurrency, 1), skip_name_validation=options.skip_name_validation
     )

@@ -38,15 +38,18 @@ class RunnerActionsClient(Protocol):
     """**Protocol:** the runner calls of the Actions client. Ports: multiclient.Client (subset)"""
 
     async def generate_jit_runner_config(self, *, name: str, work_folder: str, scale_set_id: int) -> JitRunnerConfig:
-        """Register a runner just in time. Raises a ``RunnerExistsError`` when the name is taken."""
+        """Python only: register a runner just in time. Raises a ``RunnerExistsError`` when the name is taken."""
         ...
 
     async def get_runner_by_name(self, name: str, /) -> RunnerReference | None:
-        """The registered runner of that name, or None."""
+        """Python only: the registered runner of that name, or None."""
         ...
 
     async def remove_runner(self, runner_id: int, /) -> None:
-        """Unregister. Raises ``JobStillRunningError`` while it runs a job, ``RunnerNotFoundError`` when gone."""
+        """Python only: unregister.
+
+        Raises ``JobStillRunningError`` while it runs a job, ``RunnerNotFoundError`` when gone.
+        """
         ...
 
 
@@ -58,6 +61,7 @@ Ports: SecretResolver.GetActionsService
 
 
 def _named(err: BaseException, *names: str) -> bool:
+    """Python only: whether ``err``'s class or a base class has one of ``names``."""
     return any(cls.__name__ in names for cls in type(err).__mro__)
 
 
@@ -88,6 +92,7 @@ class ScaleSetRunnerClient:
     """
 
     def __init__(self, client: Any) -> None:
+        """Python only: see the class docstring."""
         self._client = client
 
     async def generate_jit_runner_config(self, *, name: str, work_folder: str, scale_set_id: int) -> JitRunnerConfig:
@@ -127,28 +132,38 @@ class SecretActionsClientFactory:
     Reads ``spec.githubConfigSecret`` from the object's namespace (``github_token``, or
     ``github_app_id``/``github_app_installation_id``/``github_app_private_key``) and keeps
     the client for ``ttl`` seconds, so a reconcile does not re-read the secret each time
-    (Go's multiclient re-reads it on every call).
+    (Go's multiclient re-reads it on every call). ``pool_size`` clients are handed out in
+    turn: each Actions client serialises its calls behind one lock (Go's ``Client.mu``),
+    and JIT registrations of many runners should not wait for one another.
 
     Python only: a minimal stand-in for secretresolver + multiclient (spec §11.1) for the
     runner controllers; no vault, proxy or TLS config map.
     """
 
-    def __init__(self, reader: Any, *, ttl: float = 60.0, version: str = "dev") -> None:
+    def __init__(self, reader: Any, *, ttl: float = 60.0, version: str = "dev", pool_size: int = 4) -> None:
+        """Python only: see the class docstring."""
         self._reader = reader
         self._ttl = ttl
         self._version = version
-        self._clients: dict[tuple[str, str, str], tuple[float, ScaleSetRunnerClient, Any]] = {}
+        self._pool_size = max(pool_size, 1)
+        self._clients: dict[tuple[str, str, str], tuple[float, list[ScaleSetRunnerClient], list[Any]]] = {}
+        self._turn = 0
 
     async def __call__(self, obj: Any) -> RunnerActionsClient:
-        """Python only: the runner-call client for ``obj``."""
-        return (await self._entry(obj))[1]
+        """Python only: the runner-call client for ``obj`` (the pool's clients in turn)."""
+        adapters, _ = await self._entry(obj)
+        self._turn += 1
+        return adapters[self._turn % len(adapters)]
 
     async def scale_set_client(self, obj: Any) -> Any:
         """Python only: the full `arc_controllers.actions.ActionsClient` for ``obj`` (scale set calls).
 
+        Always the pool's first client, whose system info then carries the scale set id.
+
         Ports: SecretResolver.GetActionsService, as the AutoscalingRunnerSet reconciler calls it
         """
-        return (await self._entry(obj))[2]
+        _, clients = await self._entry(obj)
+        return clients[0]
 
     async def app_config(self, obj: Any) -> Any:
         """Python only: the `AppConfig` held by ``obj``'s config secret (read uncached each call).
@@ -171,6 +186,10 @@ class SecretActionsClientFactory:
 
     @staticmethod
     def _key(obj: Any) -> tuple[str, str, str]:
+        """Python only: (namespace of the config secret, its name, the config URL) for ``obj``.
+
+        A listener's secret lives in its scale set's namespace.
+        """
         spec = obj.get("spec") or {}
         if obj.get("kind") == "EphemeralRunnerSet":
             spec = spec.get("ephemeralRunnerSpec") or {}
@@ -179,7 +198,8 @@ class SecretActionsClientFactory:
             namespace = spec.get("autoscalingRunnerSetNamespace") or namespace
         return (namespace, str(spec.get("githubConfigSecret") or ""), str(spec.get("githubConfigUrl") or ""))
 
-    async def _entry(self, obj: Any) -> tuple[float, ScaleSetRunnerClient, Any]:
+    async def _entry(self, obj: Any) -> tuple[list[ScaleSetRunnerClient], list[Any]]:
+        """Python only: the pooled adapters and clients for ``obj``, built when missing or older than ``ttl``."""
         import base64
         import time
 
@@ -191,7 +211,7 @@ class SecretActionsClientFactory:
         now = time.monotonic()
         cached = self._clients.get(key)
         if cached is not None and now - cached[0] < self._ttl:
-            return cached
+            return cached[1], cached[2]
         secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, key[1]))
         data = {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
         credentials: Any
@@ -203,24 +223,29 @@ class SecretActionsClientFactory:
                 installation_id=int(data["github_app_installation_id"]),
                 private_key=data["github_app_private_key"],
             )
-        client = new_client(
-            key[2],
-            credentials,
-            system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller"),
-        )
+        clients = [
+            new_client(
+                key[2],
+                credentials,
+                system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller"),
+            )
+            for _ in range(self._pool_size)
+        ]
         current = self._clients.get(key)
-        if current is not None and current is not cached:  # a concurrent miss stored one meanwhile
-            await client.aclose()
-            return current
-        adapter = ScaleSetRunnerClient(client)
+        if current is not None and current is not cached:  # a concurrent miss stored a pool meanwhile
+            for client in clients:
+                await client.aclose()
+            return current[1], current[2]
+        adapters = [ScaleSetRunnerClient(client) for client in clients]
         if cached is not None:
-            await cached[2].aclose()
-        entry = (now, adapter, client)
-        self._clients[key] = entry
-        return entry
+            for old_client in cached[2]:
+                await old_client.aclose()
+        self._clients[key] = (now, adapters, clients)
+        return adapters, clients
 
     async def aclose(self) -> None:
         """Python only: close every client."""
-        for _, _, client in self._clients.values():
-            await client.aclose()
+        for _, _, clients in self._clients.values():
+            for client in clients:
+                await client.aclose()
         self._clients.clear()

@@ -61,20 +61,24 @@ AppConfigResolver = Callable[[Object], Awaitable[AppConfig]]
 
 
 def _meta(obj: Object) -> dict[str, Any]:
+    """Python only: ``obj["metadata"]``, created when missing."""
     meta: dict[str, Any] = obj.setdefault("metadata", {})
     return meta
 
 
 def _spec(obj: Object) -> dict[str, Any]:
+    """Python only: ``obj["spec"]``, or an empty dict."""
     spec: dict[str, Any] = obj.get("spec") or {}
     return spec
 
 
 def _deleting(obj: Object) -> bool:
+    """Python only: whether ``metadata.deletionTimestamp`` is set."""
     return bool(_meta(obj).get("deletionTimestamp"))
 
 
 def _decoded(secret: Object) -> dict[str, bytes]:
+    """Python only: a secret's data, base64-decoded."""
     return {key: base64.b64decode(value) for key, value in (secret.get("data") or {}).items()}
 
 
@@ -253,6 +257,7 @@ class AutoscalingListenerReconciler:
         return not _meta(secret).get("finalizers")
 
     async def _get(self, gvk: GroupVersionKind, namespace: str, name: str) -> Object | None:
+        """Python only: the object, or None when it does not exist."""
         try:
             return await self.client.get(gvk, ObjectKey(namespace, name))
         except NotFoundError:
@@ -281,6 +286,7 @@ class AutoscalingListenerReconciler:
         return labels or {}, annotations or {}
 
     def _metadata_differs(self, live: Object, desired: Object) -> bool:
+        """Python only: whether merged labels/annotations differ from the live ones."""
         labels, annotations = self._merged(live, desired)
         return labels != (_meta(live).get("labels") or {}) or annotations != (_meta(live).get("annotations") or {})
 

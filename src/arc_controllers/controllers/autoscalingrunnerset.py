@@ -85,35 +85,59 @@ class ScaleSetActionsClient(Protocol):
 
     @property
     def system_info(self) -> Any:
-        """The client's `SystemInfo` (user agent)."""
+        """The client's `SystemInfo` (user agent).
+
+        Ports: scaleset.Client.SystemInfo
+        """
         ...
 
     def set_system_info(self, info: Any, /) -> None:
-        """Replace the client's `SystemInfo`."""
+        """Replace the client's `SystemInfo`.
+
+        Ports: scaleset.Client.SetSystemInfo
+        """
         ...
 
     async def get_runner_group_by_name(self, runner_group: str, /) -> Any:
-        """The runner group; raises ``ActionsError`` when there is none or several."""
+        """The runner group; raises ``ActionsError`` when there is none or several.
+
+        Ports: multiclient.Client.GetRunnerGroupByName
+        """
         ...
 
     async def get_runner_scale_set(self, runner_group_id: int, name: str, /) -> Any:
-        """The scale set of that name in the group, or None."""
+        """The scale set of that name in the group, or None.
+
+        Ports: multiclient.Client.GetRunnerScaleSet
+        """
         ...
 
     async def get_runner_scale_set_by_id(self, runner_scale_set_id: int, /) -> Any:
-        """The scale set; raises ``ActionsNotFoundError`` when it is gone."""
+        """The scale set; raises ``ActionsNotFoundError`` when it is gone.
+
+        Ports: multiclient.Client.GetRunnerScaleSetByID
+        """
         ...
 
     async def create_runner_scale_set(self, scale_set: Any, /) -> Any:
-        """Register a scale set."""
+        """Register a scale set.
+
+        Ports: multiclient.Client.CreateRunnerScaleSet
+        """
         ...
 
     async def update_runner_scale_set(self, runner_scale_set_id: int, scale_set: Any, /) -> Any:
-        """Change a scale set's name or runner group."""
+        """Change a scale set's name or runner group.
+
+        Ports: multiclient.Client.UpdateRunnerScaleSet
+        """
         ...
 
     async def delete_runner_scale_set(self, runner_scale_set_id: int, /) -> None:
-        """Remove a scale set; raises ``ActionsNotFoundError`` when it is gone."""
+        """Remove a scale set; raises ``ActionsNotFoundError`` when it is gone.
+
+        Ports: multiclient.Client.DeleteRunnerScaleSet
+        """
         ...
 
 
@@ -122,34 +146,43 @@ ScaleSetClientFactory = Callable[[Object], Awaitable[ScaleSetActionsClient]]
 
 
 def _meta(obj: Object) -> dict[str, Any]:
+    """Python only: ``obj["metadata"]``, created when missing."""
     meta: dict[str, Any] = obj.setdefault("metadata", {})
     return meta
 
 
 def _spec(obj: Object) -> dict[str, Any]:
+    """Python only: ``obj["spec"]``, or an empty dict."""
     spec: dict[str, Any] = obj.get("spec") or {}
     return spec
 
 
 def _status(obj: Object) -> dict[str, Any]:
+    """Python only: ``obj["status"]``, or an empty dict."""
     status: dict[str, Any] = obj.get("status") or {}
     return status
 
 
 def _labels(obj: Object) -> dict[str, str]:
+    """Python only: a copy of the labels (empty when none)."""
     return dict(_meta(obj).get("labels") or {})
 
 
 def _annotations(obj: Object) -> dict[str, str]:
+    """Python only: a copy of the annotations (empty when none)."""
     return dict(_meta(obj).get("annotations") or {})
 
 
 def _deleting(obj: Object) -> bool:
+    """Python only: whether ``metadata.deletionTimestamp`` is set."""
     return bool(_meta(obj).get("deletionTimestamp"))
 
 
 def _parse_scale_set_id(ars: Object) -> int:
-    """Raises ValueError when the id annotation is missing or not an integer."""
+    """Raises ValueError when the id annotation is missing or not an integer.
+
+    Python only: the ``runner-scale-set-id`` annotation; ValueError when missing or not an integer.
+    """
     return int(_annotations(ars).get(constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID, ""), 10)
 
 
@@ -674,6 +707,7 @@ class AutoscalingRunnerSetReconciler:
         )
 
     async def _delete_ignoring_not_found(self, obj: Object) -> None:
+        """Python only: delete ``obj``; already gone is fine."""
         try:
             await self.client.delete(obj)
         except NotFoundError:

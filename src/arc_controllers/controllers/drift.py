@@ -1,34 +1,15 @@
-"""Semantic equality for JSON objects: nil, absent and empty collections are the same thing.
+"""Semantic equality for the runner controllers' drift checks: nil, absent and empty are the same.
 
 A persisted object loses empty lists and maps on the round trip through the API server
 (Go's ``omitempty``), so comparing it strictly with a freshly built one reports drift
-forever. Every drift check of the runner controllers goes through `semantic_equal`.
+forever. Every drift check of the runner controllers goes through `semantic_equal`, the
+types package's port of ``equality.Semantic.DeepEqual``.
 
-Ports: equality.Semantic.DeepEqual as helpers.go uses it (nil ≡ empty), and Go's
-maps.Equal (a nil map equals an empty one)
+Python only: a re-export, so the controllers name one place for their equality.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from arc_controllers.api.v1alpha1.equality import semantic_equal
 
 __all__ = ["semantic_equal"]
-
-
-def _is_empty(value: Any) -> bool:
-    return value is None or (isinstance(value, Mapping | list | tuple) and len(value) == 0)
-
-
-def semantic_equal(a: Any, b: Any) -> bool:
-    """True when ``a`` and ``b`` are equal with None ≡ ``{}`` ≡ ``[]`` ≡ an absent key, at any depth.
-
-    Ports: equality.Semantic.DeepEqual (for decoded JSON)
-    """
-    if _is_empty(a) and _is_empty(b):
-        return True
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return all(semantic_equal(a.get(key), b.get(key)) for key in a.keys() | b.keys())
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(semantic_equal(x, y) for x, y in zip(a, b))
-    return bool(a == b)

@@ -9,7 +9,6 @@ Ports: controllers/actions.github.com/ephemeralrunner_controller.go (@ed5c8aa0, 
 
 from __future__ import annotations
 
-import base64
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,16 +22,22 @@ from arc_controllers._runner_constants import (
     EPHEMERAL_RUNNER_ACTIONS_FINALIZER,
     EPHEMERAL_RUNNER_CONTAINER_NAME,
     EPHEMERAL_RUNNER_FINALIZER,
-    LABEL_RUNNER_POD,
     PHASE_FAILED,
     PHASE_OUTDATED,
     PHASE_PENDING,
     PHASE_SUCCEEDED,
-    POD,
     SECRET,
 )
 from arc_controllers.controllers.actions_seam import ActionsClientFactory, is_runner_exists
-from arc_controllers.controllers.patching import LazyCopy, add_finalizer, contains_finalizer, remove_finalizer
+from arc_controllers.controllers.ephemeralrunner_resources import EphemeralRunnerResources
+from arc_controllers.controllers.ephemeralrunner_resources import secret_value as _secret_value
+from arc_controllers.controllers.patching import (
+    LazyCopy,
+    SupersededVersions,
+    add_finalizer,
+    contains_finalizer,
+    remove_finalizer,
+)
 from arc_controllers.controllers.runnerstates import (
     has_container_hook_configured,
     has_job,
@@ -79,23 +84,28 @@ class _FatalError(Exception):
 
 
 def _utcnow() -> datetime:
+    """Python only: the default clock (aware UTC)."""
     return datetime.now(UTC)
 
 
 def _rfc3339(t: datetime) -> str:
+    """Python only: a timestamp as the API server writes it (second precision, Z)."""
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _key(obj: Object) -> ObjectKey:
+    """Python only: the object's namespace and name."""
     return ObjectKey(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
 
 
 def _status(obj: Object) -> dict[str, Any]:
+    """Python only: ``status`` of a JSON object, {} when absent (read only)."""
     status: dict[str, Any] = obj.get("status") or {}
     return status
 
 
 def _runner_container_status(pod: Object) -> dict[str, Any] | None:
+    """Python only: the status of the container named ``runner``, or None."""
     for cs in _status(pod).get("containerStatuses") or []:
         if cs.get("name") == EPHEMERAL_RUNNER_CONTAINER_NAME:
             found: dict[str, Any] = cs
@@ -112,28 +122,8 @@ def _pod_ready(pod: Object) -> bool:
     return bool(latest.get("status") == "True")
 
 
-def _pod_terminated(pod: Object) -> bool:
-    """Every (init) container terminated, and the pod is terminal or reports all its containers.
-
-    Ports: podTerminated (deletePodOptions)
-    """
-    status = _status(pod)
-    statuses = [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
-    if not all((cs.get("state") or {}).get("terminated") for cs in statuses):
-        return False
-    if status.get("phase") in ("Succeeded", "Failed"):
-        return True
-    containers = ((pod.get("spec") or {}).get("containers")) or []
-    return len(status.get("containerStatuses") or []) == len(containers)
-
-
-def _secret_value(secret: Object, key: str) -> str:
-    raw = (secret.get("data") or {}).get(key)
-    return base64.b64decode(raw).decode() if raw else ""
-
-
 @dataclass(kw_only=True)
-class EphemeralRunnerReconciler:
+class EphemeralRunnerReconciler(EphemeralRunnerResources):
     """Ports: EphemeralRunnerReconciler"""
 
     client: Client
@@ -145,6 +135,12 @@ class EphemeralRunnerReconciler:
     """Grace period for deleting a fully terminated pod; negative means the default graceful delete."""
     clock: Callable[[], datetime] = _utcnow
 
+    _superseded: SupersededVersions = field(default_factory=SupersededVersions, init=False, repr=False)
+    """Python only: versions of runners this process replaced by its own writes (stale-cache guard)."""
+
+    _secrets_deleted: set[str] = field(default_factory=set, init=False, repr=False)
+    """Python only: UIDs of runners whose JIT secret this process already deleted (no second DELETE)."""
+
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile
 
@@ -153,6 +149,9 @@ class EphemeralRunnerReconciler:
         try:
             runner = await self.client.get(EPHEMERAL_RUNNER, request.key)
         except NotFoundError:
+            return Result()
+        if self._superseded.is_stale(runner):
+            log.debug("cache shows a version this controller replaced, waiting for the newer one")
             return Result()
         lazy = LazyCopy(runner)
 
@@ -206,14 +205,15 @@ class EphemeralRunnerReconciler:
             rid = 0 if _status(runner).get("phase") == PHASE_SUCCEEDED else await self._registered_runner_id(runner)
             remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
             if rid != 0:
-                await self.client.patch(runner, lazy.merge_from())
+                await self._write(runner, lazy.merge_from())
                 self._push(runner, rid)
         await self._cleanup_resources(runner)
         if has_container_hook_configured(runner):
             await self._cleanup_container_hook_resources(runner)
         remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_FINALIZER)
         with contextlib.suppress(NotFoundError):
-            await self.client.patch(runner, lazy.merge_from())
+            await self._write(runner, lazy.merge_from())
+        self._secrets_deleted.discard(str(runner["metadata"].get("uid", "")))
         log.info("removed runner finalizers", runner=runner["metadata"]["name"])
         return Result()
 
@@ -233,6 +233,7 @@ class EphemeralRunnerReconciler:
 
     @staticmethod
     def _has_both_finalizers(runner: Object) -> bool:
+        """Python only: both runner finalizers are present."""
         return contains_finalizer(runner, EPHEMERAL_RUNNER_FINALIZER) and contains_finalizer(
             runner, EPHEMERAL_RUNNER_ACTIONS_FINALIZER
         )
@@ -245,15 +246,8 @@ class EphemeralRunnerReconciler:
         obj = lazy.mutate()
         add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER)
         add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
-        await self.client.patch(lazy.obj, lazy.merge_from())
+        await self._write(lazy.obj, lazy.merge_from())
         log.info("added runner finalizers", runner=lazy.obj["metadata"]["name"])
-
-    async def _get_pod(self, runner: Object) -> Object | None:
-        """Python only: the runner's pod from the cache, or None."""
-        try:
-            return await self.client.get(POD, _key(runner))
-        except NotFoundError:
-            return None
 
     async def _ensure_jit_secret(self, runner: Object) -> Object | Result:
         """The JIT secret, registering the runner and creating the secret when it is missing.
@@ -275,7 +269,7 @@ class EphemeralRunnerReconciler:
         except _FatalError as err:
             log.warning("runner cannot register, deleting it", runner=runner["metadata"]["name"], reason=str(err))
             with contextlib.suppress(NotFoundError):
-                await self.client.delete(runner)
+                await self._delete_runner(runner)
             return Result()
         secret = new_ephemeral_runner_jit_secret(runner, jit, options=self.build_options)
         await self.client.create(secret)
@@ -332,7 +326,7 @@ class EphemeralRunnerReconciler:
         """Ports: EphemeralRunnerReconciler.Reconcile, the too-many-failures branch"""
         log.info("runner failed too many times, deleting it", runner=runner["metadata"]["name"])
         with contextlib.suppress(NotFoundError):
-            await self.client.delete(runner)
+            await self._delete_runner(runner)
         return Result()
 
     def _failure_backoff_remaining(self, runner: Object) -> float:
@@ -373,7 +367,7 @@ class EphemeralRunnerReconciler:
             created = parse_time(runner["metadata"].get("creationTimestamp"))
             if created is not None and self.clock() - created > QUOTA_RECREATE_AGE:
                 with contextlib.suppress(NotFoundError):
-                    await self.client.delete(runner)
+                    await self._delete_runner(runner)
                 return Result()
             return Result(requeue_after=QUOTA_REQUEUE)
         log.info("created runner pod", runner=name)
@@ -389,7 +383,7 @@ class EphemeralRunnerReconciler:
         lazy = LazyCopy(runner)
         status = lazy.mutate().setdefault("status", {})
         status["runnerId"], status["runnerName"] = identity
-        await self.client.status().patch(runner, lazy.merge_from())
+        await self._write_status(runner, lazy.merge_from())
 
     # ---- pod state ------------------------------------------------------------------
 
@@ -433,7 +427,7 @@ class EphemeralRunnerReconciler:
         """
         await self._mark_as_succeeded(runner, pod)
         with contextlib.suppress(NotFoundError):
-            await self.client.delete(runner)
+            await self._delete_runner(runner)
         return Result()
 
     async def _delete_ephemeral_runner_or_pod(self, runner: Object, pod: Object) -> Result:
@@ -444,7 +438,7 @@ class EphemeralRunnerReconciler:
         if has_job(runner):
             log.info("pod of a runner with a job failed, deleting the runner", runner=runner["metadata"]["name"])
             with contextlib.suppress(NotFoundError):
-                await self.client.delete(runner)
+                await self._delete_runner(runner)
             return Result()
         await self._delete_pod_as_failed(runner, pod)
         return Result()
@@ -463,28 +457,14 @@ class EphemeralRunnerReconciler:
         status["ready"] = False
         status["reason"] = _status(pod).get("reason", "")
         status["message"] = _status(pod).get("message", "")
-        await self.client.status().patch(runner, lazy.merge_from())
+        await self._write_status(runner, lazy.merge_from())
         log.info("runner pod failed, recorded the failure", runner=runner["metadata"]["name"])
-
-    async def _delete_pod(self, pod: Object) -> None:
-        """Delete with zero grace and a UID precondition once fully terminated, else gracefully.
-
-        Ports: EphemeralRunnerReconciler.deletePodOptions with the Delete call
-        """
-        if _pod_terminated(pod) and self.terminated_pod_grace_period_seconds >= 0:
-            await self.client.delete(
-                pod,
-                grace_period_seconds=self.terminated_pod_grace_period_seconds,
-                preconditions={"uid": pod["metadata"]["uid"]},
-            )
-        else:
-            await self.client.delete(pod)
 
     async def _patch_status(self, runner: Object, **fields: Any) -> None:
         """Python only: a plain diff-based status merge patch of ``fields``."""
         lazy = LazyCopy(runner)
         lazy.mutate().setdefault("status", {}).update(fields)
-        await self.client.status().patch(runner, lazy.merge_from())
+        await self._write_status(runner, lazy.merge_from())
 
     async def _mark_as_failed(self, runner: Object, message: str, reason: str) -> None:
         """Ports: EphemeralRunnerReconciler.markAsFailed"""
@@ -528,99 +508,4 @@ class EphemeralRunnerReconciler:
         status.update(
             phase=phase, ready=ready, reason=_status(pod).get("reason", ""), message=_status(pod).get("message", "")
         )
-        await self.client.status().patch(runner, lazy.merge_from(optimistic_lock=True))
-
-    # ---- registration and cleanup helpers ---------------------------------------------
-
-    def _push(self, runner: Object, rid: int) -> None:
-        if self.unregistration_queue is not None:
-            self.unregistration_queue.push(runner, rid)
-
-    async def _queue_unregistration(self, runner: Object) -> None:
-        """Resolve the ID, drop the registration finalizer, and only then queue the removal.
-
-        Ports: EphemeralRunnerReconciler.queueUnregistration
-        """
-        if not contains_finalizer(runner, EPHEMERAL_RUNNER_ACTIONS_FINALIZER):
-            return
-        rid = 0 if _status(runner).get("phase") == PHASE_SUCCEEDED else await self._registered_runner_id(runner)
-        lazy = LazyCopy(runner)
-        remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
-        with contextlib.suppress(NotFoundError):
-            await self.client.patch(runner, lazy.merge_from())
-        if rid != 0:
-            self._push(runner, rid)
-
-    async def _registered_runner_id(self, runner: Object) -> int:
-        """The registration to remove: status, else the JIT secret, else the service by name.
-
-        Raises:
-            RuntimeError: the registration found by name belongs to another scale set.
-            APIStatusError: the secret could not be read (never guess 0).
-
-        Ports: EphemeralRunnerReconciler.registeredRunnerID
-        """
-        if (rid := runner_id(runner)) != 0:
-            return rid
-        try:
-            secret = await self.client.get(SECRET, _key(runner))
-        except NotFoundError:
-            actions = await self.actions(runner)
-            found = await actions.get_runner_by_name(runner["metadata"]["name"])
-            if found is None:
-                return 0
-            scale_set_id = int((runner.get("spec") or {}).get("runnerScaleSetId") or 0)
-            if found.runner_scale_set_id != scale_set_id:
-                raise RuntimeError(
-                    f"runner {runner['metadata']['name']} is registered to scale set {found.runner_scale_set_id}"
-                ) from None
-            return found.id
-        try:
-            return int(_secret_value(secret, "runnerId"))
-        except ValueError:
-            log.warning("unparseable runner ID in JIT secret", runner=runner["metadata"]["name"])
-            return 0
-
-    async def _cleanup_resources(self, runner: Object) -> None:
-        """Delete the pod (unless already deleting) and the JIT secret; gone is fine.
-
-        Python only as to the secret: deleted by name (404 tolerated) instead of read first.
-
-        Ports: EphemeralRunnerReconciler.cleanupResources
-        """
-        pod = await self._get_pod(runner)
-        if pod is not None and not pod["metadata"].get("deletionTimestamp"):
-            with contextlib.suppress(NotFoundError):
-                await self._delete_pod(pod)
-        secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {**_key_meta(runner)}}
-        with contextlib.suppress(NotFoundError):
-            await self.client.delete(secret)
-
-    async def _cleanup_container_hook_resources(self, runner: Object) -> None:
-        """Delete pods and secrets labelled ``runner-pod=<runner>`` (made by container hooks).
-
-        Ports: EphemeralRunnerReconciler.cleanupContainerHooksResources
-        """
-        labels = {LABEL_RUNNER_POD: runner["metadata"]["name"]}
-        namespace = runner["metadata"]["namespace"]
-        errors: list[Exception] = []
-        for gvk in (POD, SECRET):
-            for obj in (await self.client.list(gvk, namespace=namespace, labels=labels)).items:
-                if obj["metadata"].get("deletionTimestamp"):
-                    continue
-                try:
-                    if gvk is POD:
-                        await self._delete_pod(obj)
-                    else:
-                        await self.client.delete(obj)
-                except NotFoundError:
-                    pass
-                except Exception as err:
-                    errors.append(err)
-        if errors:
-            raise errors[0] if len(errors) == 1 else ExceptionGroup("container hook cleanup failed", errors)
-
-
-def _key_meta(obj: Object) -> dict[str, str]:
-    """Python only: name and namespace of ``obj``."""
-    return {"name": obj["metadata"]["name"], "namespace": obj["metadata"].get("namespace", "")}
+        await self._write_status(runner, lazy.merge_from(optimistic_lock=True))

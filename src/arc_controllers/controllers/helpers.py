@@ -31,6 +31,7 @@ _Obj = Mapping[str, Any] | None
 
 
 def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Python only: ``obj["spec"]``, or an empty dict."""
     spec: Mapping[str, Any] = obj.get("spec") or {}
     return spec
 

@@ -11,21 +11,21 @@ client.MergeFromWithOptimisticLock (sigs.k8s.io/controller-runtime/pkg/client/pa
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
-import random
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+from reconcilekit import retry as _retry
 from reconcilekit.client.interfaces import Object
-from reconcilekit.errors import ConflictError
 
 __all__ = [
     "MERGE_PATCH_TYPE",
     "LazyCopy",
     "MergeFrom",
+    "SupersededVersions",
     "add_finalizer",
     "contains_finalizer",
     "json_merge_diff",
@@ -81,12 +81,13 @@ class MergeFrom:
     """
 
     def __init__(self, before: Mapping[str, Any], *, optimistic_lock: bool = False) -> None:
+        """Python only: see the class docstring."""
         self._before = before
         self._optimistic_lock = optimistic_lock
 
     @property
     def type(self) -> str:
-        """The content type, ``application/merge-patch+json``."""
+        """Python only: the content type, ``application/merge-patch+json``."""
         return MERGE_PATCH_TYPE
 
     def diff(self, obj: Mapping[str, Any], /) -> dict[str, Any]:
@@ -115,6 +116,7 @@ class LazyCopy:
     __slots__ = ("_before", "obj")
 
     def __init__(self, obj: Object) -> None:
+        """Python only: see the class docstring."""
         self.obj = obj
         self._before: Object | None = None
 
@@ -167,28 +169,61 @@ def remove_finalizer(obj: Object, finalizer: str) -> bool:
     return True
 
 
-async def retry_on_conflict(
-    attempt: Callable[[], Awaitable[T]], *, steps: int = 5, duration: float = 0.01, factor: float = 1.0
-) -> T:
-    """Run ``attempt`` again while it raises `ConflictError`, up to ``steps`` times.
-
-    Defaults are client-go's ``retry.DefaultRetry`` (5 steps, 10 ms, factor 1, jitter 0.1).
+async def retry_on_conflict(attempt: Callable[[], Awaitable[T]]) -> T:
+    """Run ``attempt`` again while it conflicts, with client-go's ``retry.DefaultBackoff``.
 
     Raises:
         ConflictError: the last attempt still conflicted.
 
-    Ports: retry.RetryOnConflict
+    Ports: retry.RetryOnConflict(retry.DefaultBackoff, ...) as the EphemeralRunnerSet status writers call it
     """
-    delay = duration
-    for step in range(steps):
-        try:
-            return await attempt()
-        except ConflictError:
-            if step == steps - 1:
-                raise
-            await asyncio.sleep(delay * (1 + 0.1 * random.random()))
-            delay *= factor
-    raise AssertionError("unreachable")
+    return await _retry.retry_on_conflict(_retry.DEFAULT_BACKOFF, attempt)
+
+
+class SupersededVersions:
+    """Remembers the resourceVersions this process replaced by its own writes, per object UID.
+
+    A reconcile triggered before the informer cache saw the controller's own write reads
+    the object as it was before that write and would act on it again (a second status
+    patch, a second delete, even a new JIT registration for a runner it just deleted). A
+    cached object whose resourceVersion is one this process superseded is known to be
+    stale, and the watch event of the newer version enqueues the object again.
+
+    Python only: controller-runtime has no such guard; the extra requests it avoids are the
+    echo reads and writes of the per-runner ledger.
+    """
+
+    __slots__ = ("_by_uid", "_objects", "_per_object")
+
+    def __init__(self, *, per_object: int = 4, objects: int = 10_000) -> None:
+        """Python only: see the class docstring."""
+        self._by_uid: OrderedDict[str, list[str]] = OrderedDict()
+        self._per_object = per_object
+        self._objects = objects
+
+    def superseded(self, uid: str, resource_version: str) -> None:
+        """Record that a successful write replaced ``resource_version`` of object ``uid``.
+
+        Keeps the last ``per_object`` versions of the last ``objects`` objects written.
+        Python only.
+        """
+        if not uid or not resource_version:
+            return
+        versions = self._by_uid.setdefault(uid, [])
+        self._by_uid.move_to_end(uid)
+        versions.append(resource_version)
+        del versions[: -self._per_object]
+        while len(self._by_uid) > self._objects:
+            self._by_uid.popitem(last=False)
+
+    def is_stale(self, obj: Mapping[str, Any]) -> bool:
+        """Python only: true when ``obj`` shows a version this process already replaced."""
+        meta = obj.get("metadata") or {}
+        return str(meta.get("resourceVersion", "")) in self._by_uid.get(str(meta.get("uid", "")), ())
+
+    def forget(self, uid: str) -> None:
+        """Python only: drop what is known about ``uid`` (the object is gone)."""
+        self._by_uid.pop(uid, None)
 
 
 @asynccontextmanager
@@ -207,14 +242,14 @@ async def merge_patch(
             `ConflictError` if anyone wrote ``obj`` since it was read.
 
     Raises:
-        ApiError: the API server refused the patch.
+        APIStatusError: the API server refused the patch.
 
     Ports: lazyCopy.Mutate followed by lazyCopy.MergeFrom and a Patch call
     """
     lazy = LazyCopy(obj)
     yield lazy.mutate()
-    patch = lazy.merge_from(optimistic_lock=optimistic_lock)
-    if not json_merge_diff(lazy._before, obj):
+    if not lazy.merge_from().diff(obj):
         return
+    patch = lazy.merge_from(optimistic_lock=optimistic_lock)
     writer = client.status() if status else client
     await writer.patch(obj, patch)

@@ -28,6 +28,7 @@ Projection = Callable[[Mapping[str, Any]], Any]
 
 
 def _reconciled_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Python only: the metadata fields a reconciler reads."""
     meta = obj.get("metadata") or {}
     return {key: meta.get(key) for key in _RECONCILED_METADATA}
 
@@ -39,23 +40,36 @@ class ProjectionPredicate:
     """
 
     def __init__(self, name: str, projection: Projection) -> None:
+        """Python only: name the predicate and keep its projection."""
         self.name = name
         self._projection = projection
 
     def create(self, event: CreateEvent, /) -> bool:
-        """Always passes."""
+        """Always passes.
+
+        Ports: predicate.Funcs.Create (always true)
+        """
         return True
 
     def delete(self, event: DeleteEvent, /) -> bool:
-        """Always passes."""
+        """Always passes.
+
+        Ports: predicate.Funcs.Delete (always true)
+        """
         return True
 
     def generic(self, event: GenericEvent, /) -> bool:
-        """Always passes."""
+        """Always passes.
+
+        Ports: predicate.Funcs.Generic (always true)
+        """
         return True
 
     def update(self, event: UpdateEvent, /) -> bool:
-        """Passes when a projected field differs; objects that are not JSON mappings pass."""
+        """Passes when a projected field differs; objects that are not JSON mappings pass.
+
+        Ports: the UpdateFunc of the projection predicates
+        """
         old, new = event.object_old, event.object_new
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
             return True
@@ -63,6 +77,7 @@ class ProjectionPredicate:
 
 
 def _runner_set_projection(obj: Mapping[str, Any]) -> Any:
+    """Python only: the EphemeralRunnerSet fields the AutoscalingRunnerSet reconciler reads."""
     status = obj.get("status") or {}
     return (
         _reconciled_metadata(obj),
@@ -73,6 +88,7 @@ def _runner_set_projection(obj: Mapping[str, Any]) -> Any:
 
 
 def _listener_pod_projection(obj: Mapping[str, Any]) -> Any:
+    """Python only: the Pod fields the AutoscalingListener reconciler reads."""
     status = obj.get("status") or {}
     return (
         _reconciled_metadata(obj),

@@ -39,6 +39,8 @@ _OWNER_KINDS: dict[str, tuple[str, ...]] = {
 
 
 def _controller_owner_index(allowed: Sequence[str]) -> Any:
+    """Python only: the index function for one object type's allowed controller owner kinds."""
+
     def extract(obj: Object) -> list[str]:
         for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
             if ref.get("controller"):

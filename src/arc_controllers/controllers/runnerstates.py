@@ -21,7 +21,7 @@ from arc_controllers._runner_constants import (
     PHASE_RUNNING,
     PHASE_SUCCEEDED,
 )
-from reconcilekit.client.interfaces import Object
+from reconcilekit.client.interfaces import Object, ObjectKey
 
 __all__ = [
     "EphemeralRunnersByState",
@@ -32,8 +32,14 @@ __all__ = [
     "is_done",
     "last_failure",
     "new_ephemeral_runners_by_states",
+    "object_key",
     "parse_time",
     "runner_id",
+    "secret_ref",
+    "spec_of",
+    "status_of",
+    "writable_status",
+    "zero_as_absent",
 ]
 
 
@@ -155,3 +161,36 @@ def new_ephemeral_runners_by_states(runners: Iterable[Object], judged_revision: 
         else:
             state.pending.append(runner)
     return state
+
+
+def status_of(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Python only: ``status`` of a JSON object, {} when absent (read only)."""
+    status: dict[str, Any] = obj.get("status") or {}
+    return status
+
+
+def spec_of(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Python only: ``spec`` of a JSON object, {} when absent (read only)."""
+    spec: dict[str, Any] = obj.get("spec") or {}
+    return spec
+
+
+def writable_status(obj: Object) -> dict[str, Any]:
+    """Python only: the object's status, created when absent, for writing."""
+    status: dict[str, Any] = obj.setdefault("status", {})
+    return status
+
+
+def object_key(obj: Mapping[str, Any]) -> ObjectKey:
+    """Python only: the object's namespace and name."""
+    return ObjectKey(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+
+
+def zero_as_absent(status: Mapping[str, Any]) -> dict[str, Any]:
+    """Python only: Go's omitempty view of a status (0, "" and None are not sent)."""
+    return {k: v for k, v in status.items() if v not in (0, "", None)}
+
+
+def secret_ref(namespace: str, name: str) -> Object:
+    """Python only: a Secret object naming only its key (for deletes by name)."""
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"namespace": namespace, "name": name}}

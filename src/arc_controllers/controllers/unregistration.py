@@ -40,11 +40,14 @@ _Claim = tuple[str, str, int]
 
 @dataclass(slots=True)
 class _Item:
+    """Python only: one queued unregistration: a copy of the runner and its registration ID."""
+
     runner: Object
     runner_id: int
 
     @property
     def claim(self) -> _Claim:
+        """Python only: the de-duplication key (namespace, name, runner ID)."""
         meta = self.runner["metadata"]
         return (meta.get("namespace", ""), meta["name"], self.runner_id)
 
@@ -63,6 +66,7 @@ class RunnerUnregistrationQueue:
         retry_delay: float = RETRY_DELAY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """Python only: see the class docstring."""
         self._actions = actions
         self._workers = max(workers, MIN_WORKERS)
         self._retry_delay = retry_delay
@@ -104,11 +108,13 @@ class RunnerUnregistrationQueue:
                 group.create_task(self._work(), name=f"runner-unregistration-{n}")
 
     def _promote(self) -> None:
+        """Python only: move delayed items whose time has come to the ready queue."""
         now = self._clock()
         while self._delayed and self._delayed[0][0] <= now:
             self._ready.append(heapq.heappop(self._delayed)[2])
 
     async def _next(self) -> _Item:
+        """Python only: the oldest ready item; waits for a push or the earliest delayed item (≤ 30 s)."""
         while True:
             self._promote()
             if self._ready:

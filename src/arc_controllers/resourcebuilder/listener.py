@@ -72,6 +72,7 @@ class ListenerBuildOptions:
     """The listener container's command (``LISTENER_ENTRYPOINT`` overrides it)."""
 
     def __post_init__(self) -> None:
+        """Python only: reject unknown log levels and formats and an empty entrypoint (SetListenerLoggingParameters)."""
         if self.log_level not in constants.LISTENER_LOG_LEVELS:
             raise ValueError(f"listener log level {self.log_level!r} is not one of {constants.LISTENER_LOG_LEVELS}")
         if self.log_format not in constants.LISTENER_LOG_FORMATS:
@@ -105,6 +106,7 @@ class ListenerMetricsServerConfig:
 
 
 def _b64(raw: bytes) -> str:
+    """Python only: base64 text of ``raw``."""
     return base64.b64encode(raw).decode("ascii")
 
 

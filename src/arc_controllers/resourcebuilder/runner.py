@@ -87,6 +87,7 @@ class JitRunnerConfig:
     runner_scale_set_id: int
 
     def __repr__(self) -> str:
+        """Python only: the repr without the JIT config."""
         return (
             f"JitRunnerConfig(runner_id={self.runner_id}, runner_name={self.runner_name!r}, "
             f"runner_scale_set_id={self.runner_scale_set_id}, encoded_jit_config=[redacted])"
@@ -253,6 +254,7 @@ def new_ephemeral_runner_pod(
 
 
 def _b64(value: str | bytes) -> str:
+    """Python only: base64 of a string or bytes, as Secret ``data`` holds it."""
     raw = value.encode() if isinstance(value, str) else value
     return base64.b64encode(raw).decode("ascii")
 

@@ -3,7 +3,7 @@
 Ports: sigs.k8s.io/controller-runtime/pkg/cache and client-go tools/cache
 """
 
-from reconcilekit.cache._internal.jsoncopy import deep_copy_json as deep_copy
+from reconcilekit._internal.jsoncopy import deep_copy_json as deep_copy
 from reconcilekit.cache._internal.shared_informer import strip_managed_fields
 from reconcilekit.cache.informer_cache import (
     CacheNotStartedError,

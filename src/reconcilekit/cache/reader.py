@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from reconcilekit._internal.jsoncopy import deep_copy_json
+from reconcilekit._internal.selectors import parse_exact_fields, parse_label_selector
 from reconcilekit.cache._internal.indexer import NAMESPACE_INDEX
-from reconcilekit.cache._internal.jsoncopy import deep_copy_json
-from reconcilekit.cache._internal.selectors import parse_exact_fields, parse_label_selector
 from reconcilekit.cache._internal.shared_informer import SharedIndexInformer
 from reconcilekit.cache.interfaces import IndexFunc
 from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey, ObjectList

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from reconcilekit.client import _json
+from reconcilekit._internal import json as _json
 from reconcilekit.client.interfaces import GroupVersionKind, GroupVersionResource
 from reconcilekit.errors import NoKindMatchError, NotFoundError
 

@@ -18,7 +18,7 @@ from typing import Any, Literal, Self
 
 import orjson
 
-from reconcilekit.client import _json
+from reconcilekit._internal import json as _json
 from reconcilekit.client._rest import RestTransport
 from reconcilekit.client.apiutil import RESTMapper, RESTMapping, group_version_path
 from reconcilekit.client.interfaces import (

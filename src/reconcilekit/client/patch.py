@@ -32,7 +32,7 @@ from typing import Any, Final
 
 import jsonpatch
 
-from reconcilekit.client import _json
+from reconcilekit._internal import json as _json
 
 __all__ = [
     "APPLY_PATCH",

@@ -81,7 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return asyncio.run(_run(args.crd))
-    except (BinaryNotFoundError, ControlPlaneStartError, CRDInstallError, KubeconfigError) as err:
+    except (BinaryNotFoundError, ControlPlaneStartError, CRDInstallError, KubeconfigError, ValueError) as err:
+        # ValueError: a malformed setting such as KUBEBUILDER_CONTROLPLANE_START_TIMEOUT=abc.
         print(f"envtest: error: {err}", file=sys.stderr)
         return 1
 

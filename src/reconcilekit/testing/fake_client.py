@@ -39,8 +39,8 @@ from typing import Any, Literal
 
 import jsonpatch
 
-from reconcilekit.cache._internal.jsoncopy import deep_copy_json
-from reconcilekit.cache._internal.selectors import field_value, parse_label_selector
+from reconcilekit._internal.jsoncopy import deep_copy_json
+from reconcilekit._internal.selectors import field_value, parse_label_selector
 from reconcilekit.client.interfaces import (
     GroupVersionKind,
     Object,

@@ -81,9 +81,7 @@ def test_keys_are_sorted_compact_and_go_escaped() -> None:
 def test_nested_removal_and_addition() -> None:
     base = {"spec": {"a": {"b": {"c": 1, "d": 2}}, "gone": {"x": 1}}}
     modified = {"spec": {"a": {"b": {"c": 1, "e": 3}}, "new": [1]}}
-    assert create_merge_patch(base, modified) == {
-        "spec": {"a": {"b": {"d": None, "e": 3}}, "gone": None, "new": [1]}
-    }
+    assert create_merge_patch(base, modified) == {"spec": {"a": {"b": {"d": None, "e": 3}}, "gone": None, "new": [1]}}
 
 
 def test_merge_patch_needs_objects() -> None:

@@ -226,9 +226,12 @@ async def test_all_results_are_pre_initialised_at_start() -> None:
     env = Env(max_concurrent_reconciles=3)
     async with env.running():
         for result in ["success", "error", "requeue", "requeue_after"]:
-            assert REGISTRY.get_sample_value(
-                "controller_runtime_reconcile_total", {"controller": env.name, "result": result}
-            ) == 0.0
+            assert (
+                REGISTRY.get_sample_value(
+                    "controller_runtime_reconcile_total", {"controller": env.name, "result": result}
+                )
+                == 0.0
+            )
         assert metric("controller_runtime_max_concurrent_reconciles", env.name) == 3
         assert metric("controller_runtime_active_workers", env.name) == 0
 

@@ -47,8 +47,13 @@ def test_enqueue_request_for_object_uses_the_object_key() -> None:
     h.update(UpdateEvent(pod("old"), pod("new")), q)
     h.update(UpdateEvent(pod("old"), None), q)  # type: ignore[arg-type]
     h.create(CreateEvent(None), q)  # type: ignore[arg-type]
-    assert drain(q) == [Request("ns", "a"), Request("ns", "b"), Request("", "c"), Request("ns", "new"),
-                        Request("ns", "old")]
+    assert drain(q) == [
+        Request("ns", "a"),
+        Request("ns", "b"),
+        Request("", "c"),
+        Request("ns", "new"),
+        Request("ns", "old"),
+    ]
 
 
 def test_owner_handler_follows_only_the_controller_reference_by_default() -> None:

@@ -50,8 +50,12 @@ def test_new_predicate_funcs_filters_the_new_object_of_updates() -> None:
     ("p", "old", "new", "expected"),
     [
         (predicate.GenerationChangedPredicate(), obj(generation=1), obj(generation=2), True),
-        (predicate.GenerationChangedPredicate(), obj(generation=1, resourceVersion="1"),
-         obj(generation=1, resourceVersion="2"), False),
+        (
+            predicate.GenerationChangedPredicate(),
+            obj(generation=1, resourceVersion="1"),
+            obj(generation=1, resourceVersion="2"),
+            False,
+        ),
         (predicate.ResourceVersionChangedPredicate(), obj(resourceVersion="1"), obj(resourceVersion="2"), True),
         (predicate.ResourceVersionChangedPredicate(), obj(resourceVersion="1"), obj(resourceVersion="1"), False),
         (predicate.LabelChangedPredicate(), obj(labels={"a": "1"}), obj(labels={"a": "2"}), True),

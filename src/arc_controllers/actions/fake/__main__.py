@@ -22,13 +22,27 @@ from arc_controllers.actions.fake import FakeActionsService
 __all__ = ["main"]
 
 
+def _port(text: str) -> int:
+    """A TCP port number, 0 to 65535.
+
+    Python only: argument checking for the fake's entry point.
+    """
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is outside 0..65535")
+    return port
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     """Parse the command line.
 
     Python only: part of the fake Actions service.
     """
     parser = argparse.ArgumentParser(prog="arc-fake-actions", description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=8080, help="TCP port (0 picks a free one); default 8080")
+    parser.add_argument("--port", type=_port, default=8080, help="TCP port (0 picks a free one); default 8080")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on; default 127.0.0.1")
     parser.add_argument("--poll-hold", type=float, default=50.0, help="seconds a long poll waits; default 50")
     parser.add_argument("--admin-token-ttl", type=float, default=3600.0, help="admin token lifetime in seconds")
@@ -71,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"arc-fake-actions: {err}", file=sys.stderr)
         return 2
+    except OSError as err:
+        print(f"arc-fake-actions: cannot listen on {args.host}:{args.port}: {err.strerror or err}", file=sys.stderr)
+        return 1
     return 0
 
 

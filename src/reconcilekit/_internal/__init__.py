@@ -1,0 +1,1 @@
+"""Helpers shared inside reconcilekit; not part of its public API."""
