@@ -17,11 +17,27 @@ from typing import TextIO
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from arc_controllers.listener._logging import redact_secrets
+from arc_controllers.actions.redact import REDACTED, redact
 
-__all__ = ["configure_manager_logging"]
+__all__ = ["SECRET_KEYS", "configure_manager_logging", "redact_secrets"]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
+
+
+SECRET_KEYS = frozenset(
+    {"authorization", "github_token", "github_app_private_key", "jit_config", "private_key", "token"}
+)
+"""Event keys whose values never reach a log line."""
+
+
+def redact_secrets(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
+    """Blank `SECRET_KEYS`; scrub JWTs, PEM blocks and auth headers from every string value. Python only."""
+    for key, value in event_dict.items():
+        if key in SECRET_KEYS:
+            event_dict[key] = REDACTED
+        elif isinstance(value, str):
+            event_dict[key] = redact(value)
+    return event_dict
 
 
 def _zap_keys(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:

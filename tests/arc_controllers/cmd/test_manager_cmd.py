@@ -119,3 +119,20 @@ def test_controllers_options_forward_listener_logging_and_concurrency() -> None:
 def test_build_version_from_the_environment() -> None:
     assert build_version({}) == "dev"
     assert build_version({"ARC_BUILD_VERSION": "0.14.2"}) == "0.14.2"
+
+
+def test_log_lines_carry_no_secrets() -> None:
+    import io
+    import json
+
+    from arc_controllers.cmd._logging import configure_manager_logging
+
+    out = io.StringIO()
+    configure_manager_logging("info", "json", stream=out)
+    jwt = "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiIxMjMifQ.c2lnbmF0dXJl"
+    structlog.get_logger("t").info("calling", github_token="ghp_secretsecret", header=f"Bearer {jwt}")
+    line = json.loads(out.getvalue())
+    assert line["github_token"] == "[redacted]"
+    assert jwt not in out.getvalue()
+    assert line["severity"] == "INFO"
+    assert line["message"] == "calling"
