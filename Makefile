@@ -7,11 +7,17 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ASSETS = $$(bash hack/envtest-assets.sh | tail -n 1)
 
-.PHONY: run test venv envtest-assets lint typecheck unit integration bench crds k8s-schemas clean
+SCENARIO ?= default
+
+.PHONY: run sim-all test venv envtest-assets lint typecheck unit integration bench crds k8s-schemas clean
 
 ## run: the main job on the embedded default (a local API server, the fake Actions service, the simulator)
 run: venv envtest-assets
-	KUBEBUILDER_ASSETS="$(ASSETS)" $(BIN)/python -m reconcilekit.envtest
+	KUBEBUILDER_ASSETS="$(ASSETS)" $(BIN)/arc-sim $(SCENARIO)
+
+## sim-all: the three shipped scenarios (default, rollout, restart) one after the other
+sim-all: venv envtest-assets
+	for s in default rollout restart; do KUBEBUILDER_ASSETS="$(ASSETS)" $(BIN)/arc-sim $$s --out arc-sim-out/$$s; done
 
 ## test: every gate CI runs: lint, types, unit tests, integration tests on a real kube-apiserver
 test: venv envtest-assets lint typecheck unit integration

@@ -150,23 +150,68 @@ class SecretActionsClientFactory:
         self._turn = 0
 
     async def __call__(self, obj: Any) -> RunnerActionsClient:
-        """Python only: the client for ``obj``."""
+        """Python only: the runner-call client for ``obj`` (the pool's clients in turn)."""
+        adapters, _ = await self._entry(obj)
+        self._turn += 1
+        return adapters[self._turn % len(adapters)]
+
+    async def scale_set_client(self, obj: Any) -> Any:
+        """Python only: the full `arc_controllers.actions.ActionsClient` for ``obj`` (scale set calls).
+
+        Always the pool's first client, whose system info then carries the scale set id.
+
+        Ports: SecretResolver.GetActionsService, as the AutoscalingRunnerSet reconciler calls it
+        """
+        _, clients = await self._entry(obj)
+        return clients[0]
+
+    async def app_config(self, obj: Any) -> Any:
+        """Python only: the `AppConfig` held by ``obj``'s config secret (read uncached each call).
+
+        Raises:
+            AppConfigError: the secret holds no valid credentials.
+            NotFoundError: the secret is missing.
+
+        Ports: SecretResolver.GetAppConfig (Kubernetes secrets only)
+        """
+        import base64
+
+        from arc_controllers.api.v1alpha1.appconfig import AppConfig
+        from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
+
+        namespace, secret_name, _ = self._key(obj)
+        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, secret_name))
+        data = {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
+        return AppConfig.from_secret_data(data)
+
+    @staticmethod
+    def _key(obj: Any) -> tuple[str, str, str]:
+        """Python only: (namespace of the config secret, its name, the config URL) for ``obj``.
+
+        A listener's secret lives in its scale set's namespace.
+        """
+        spec = obj.get("spec") or {}
+        if obj.get("kind") == "EphemeralRunnerSet":
+            spec = spec.get("ephemeralRunnerSpec") or {}
+        namespace = obj["metadata"]["namespace"]
+        if obj.get("kind") == "AutoscalingListener":
+            namespace = spec.get("autoscalingRunnerSetNamespace") or namespace
+        return (namespace, str(spec.get("githubConfigSecret") or ""), str(spec.get("githubConfigUrl") or ""))
+
+    async def _entry(self, obj: Any) -> tuple[list[ScaleSetRunnerClient], list[Any]]:
+        """Python only: the pooled adapters and clients for ``obj``, built when missing or older than ``ttl``."""
         import base64
         import time
 
         from arc_controllers.actions import GitHubAppAuth, PersonalAccessToken, SystemInfo, new_client
         from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 
-        spec = obj.get("spec") or {}
-        if obj.get("kind") == "EphemeralRunnerSet":
-            spec = spec.get("ephemeralRunnerSpec") or {}
-        namespace = obj["metadata"]["namespace"]
-        key = (namespace, str(spec.get("githubConfigSecret") or ""), str(spec.get("githubConfigUrl") or ""))
+        key = self._key(obj)
+        namespace = key[0]
         now = time.monotonic()
         cached = self._clients.get(key)
         if cached is not None and now - cached[0] < self._ttl:
-            self._turn += 1
-            return cached[1][self._turn % len(cached[1])]
+            return cached[1], cached[2]
         secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, key[1]))
         data = {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
         credentials: Any
@@ -186,12 +231,17 @@ class SecretActionsClientFactory:
             )
             for _ in range(self._pool_size)
         ]
+        current = self._clients.get(key)
+        if current is not None and current is not cached:  # a concurrent miss stored a pool meanwhile
+            for client in clients:
+                await client.aclose()
+            return current[1], current[2]
         adapters = [ScaleSetRunnerClient(client) for client in clients]
         if cached is not None:
             for old_client in cached[2]:
                 await old_client.aclose()
         self._clients[key] = (now, adapters, clients)
-        return adapters[0]
+        return adapters, clients
 
     async def aclose(self) -> None:
         """Python only: close every client."""

@@ -14,7 +14,8 @@ from __future__ import annotations
 import copy
 import json
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from reconcilekit import retry as _retry
@@ -28,6 +29,7 @@ __all__ = [
     "add_finalizer",
     "contains_finalizer",
     "json_merge_diff",
+    "merge_patch",
     "remove_finalizer",
     "retry_on_conflict",
     "snapshots_taken",
@@ -222,3 +224,32 @@ class SupersededVersions:
     def forget(self, uid: str) -> None:
         """Python only: drop what is known about ``uid`` (the object is gone)."""
         self._by_uid.pop(uid, None)
+
+
+@asynccontextmanager
+async def merge_patch(
+    client: Any, obj: Object, *, status: bool = False, optimistic_lock: bool = False
+) -> AsyncIterator[Object]:
+    """Snapshot ``obj``, let the block change it, then send one merge patch of the difference.
+
+    No request is made when the block leaves ``obj`` as it was, or raises. After the
+    patch ``obj`` holds the server's answer (new resourceVersion included).
+
+    Args:
+        client: Where the patch goes (a `reconcilekit.client.Client`).
+        status: Patch the ``status`` subresource instead of the object.
+        optimistic_lock: Carry the snapshot's resourceVersion, so the write fails with
+            `ConflictError` if anyone wrote ``obj`` since it was read.
+
+    Raises:
+        APIStatusError: the API server refused the patch.
+
+    Ports: lazyCopy.Mutate followed by lazyCopy.MergeFrom and a Patch call
+    """
+    lazy = LazyCopy(obj)
+    yield lazy.mutate()
+    if not lazy.merge_from().diff(obj):
+        return
+    patch = lazy.merge_from(optimistic_lock=optimistic_lock)
+    writer = client.status() if status else client
+    await writer.patch(obj, patch)

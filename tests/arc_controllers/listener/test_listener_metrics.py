@@ -103,9 +103,7 @@ def test_histograms_use_upstreams_buckets() -> None:
     exporter.record_job_started(Job())
     bounds = [
         float(s.labels["le"])
-        for f in text_string_to_metric_families(
-            generate_latest(exporter.registry).decode()
-        )
+        for f in text_string_to_metric_families(generate_latest(exporter.registry).decode())
         for s in f.samples
         if s.name == "gha_job_startup_duration_seconds_bucket"
     ]

@@ -1,0 +1,253 @@
+"""A world for the scale set and listener controllers: two namespaces, the fake Actions service, a manager.
+
+Upstream's suites start one manager per spec, with the controller namespace separate
+from the scale set's namespace; here each test gets both namespaces, the config secret
+holding the fake service's token, and a manager running all four controllers
+(`setup_controllers`), optionally as a user with only some RBAC rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest_asyncio
+from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_config
+
+from arc_controllers.actions.fake import FakeActionsService
+from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
+from arc_controllers.controllers.autoscalinglistener import CONFIG_MAP
+from arc_controllers.controllers.autoscalingrunnerset import (
+    AUTOSCALING_LISTENER,
+    AUTOSCALING_RUNNER_SET,
+    ROLE,
+    ROLE_BINDING,
+    SERVICE_ACCOUNT,
+)
+from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+from reconcilekit.cache import Options as CacheOptions
+from reconcilekit.client import new_client
+from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
+from reconcilekit.client.patch import raw_patch
+from reconcilekit.config import load_rest_config
+from reconcilekit.envtest import Environment
+from reconcilekit.errors import NotFoundError
+from reconcilekit.manager import Options, new_manager
+
+ARS = AUTOSCALING_RUNNER_SET
+LISTENER = AUTOSCALING_LISTENER
+ERS = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")
+ER = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
+POD = GroupVersionKind("", "v1", "Pod")
+SECRET = GroupVersionKind("", "v1", "Secret")
+SA = SERVICE_ACCOUNT
+MERGE = "application/merge-patch+json"
+LISTENER_IMAGE = "ghcr.io/actions/gha-runner-scale-set-controller:0.14.2"
+RUNNER_IMAGE = "ghcr.io/actions/actions-runner:latest"
+
+__all__ = [
+    "ARS",
+    "CONFIG_MAP",
+    "ER",
+    "ERS",
+    "LISTENER",
+    "LISTENER_IMAGE",
+    "POD",
+    "ROLE",
+    "ROLE_BINDING",
+    "RUNNER_IMAGE",
+    "SA",
+    "SECRET",
+    "World",
+    "eventually",
+    "world",
+]
+
+
+async def eventually(check: Any, *, within: float = 20.0, interval: float = 0.25) -> Any:
+    """Gomega's Eventually: poll until ``check()`` returns neither None nor False (AssertionError counts as not yet)."""
+    deadline = asyncio.get_running_loop().time() + within
+    last: Any = None
+    while True:
+        try:
+            value = await check()
+            if value is not None and value is not False:
+                return value
+            last = value
+        except AssertionError as err:
+            last = err
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"not true within {within} s: {last!r}")
+        await asyncio.sleep(interval)
+
+
+async def consistently(check: Any, *, duration: float = 2.0, interval: float = 0.25) -> None:
+    """Gomega's Consistently."""
+    deadline = asyncio.get_running_loop().time() + duration
+    while asyncio.get_running_loop().time() < deadline:
+        value = await check()
+        assert value is not None, "stopped holding: None"
+        assert value is not False, "stopped holding: False"
+        await asyncio.sleep(interval)
+
+
+@dataclass
+class World:
+    """One test's world: admin client, the scale set and controller namespaces, the fake service."""
+
+    env: Environment
+    namespace: str
+    controller_namespace: str
+    service: FakeActionsService
+    client: Any
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    closers: list[Any] = field(default_factory=list)
+    controllers: Controllers | None = None
+    restricted: bool = False
+
+    @property
+    def name(self) -> str:
+        """A per-test AutoscalingRunnerSet name (scale set names are global in the fake service)."""
+        return "asrs-" + self.namespace.rsplit("-", 1)[-1]
+
+    async def start(self, *, chart_rbac: bool | None = None, tls: bool = False, **options: Any) -> Controllers:
+        """Start a manager with the controllers (all four unless ``enabled`` says otherwise).
+
+        With ``chart_rbac`` (default: env ``ARC_ENVTEST_CHART_RBAC=1``) the manager runs
+        as a ServiceAccount holding only the rules ARC's Helm charts grant (`chart_rbac`).
+        """
+        config = await load_rest_config(self.env.kubeconfig_path)
+        if chart_rbac is None:
+            chart_rbac = os.environ.get("ARC_ENVTEST_CHART_RBAC") == "1"
+        if chart_rbac:
+            await install_chart_rbac(
+                self.client, controller_namespace=self.controller_namespace, namespace=self.namespace, tls=tls
+            )
+            config = await service_account_config(
+                self.client, config, namespace=self.controller_namespace, name=CONTROLLER_SERVICE_ACCOUNT
+            )
+            self.restricted = True
+        client = new_client(config)
+        self.closers.append(client)
+        # The cache is held to this test's two namespaces (ARC's single-namespace mode does the
+        # same); a cluster-wide cache would also reconcile other tests' leftovers.
+        cache = CacheOptions(default_namespaces=[self.namespace, self.controller_namespace])
+        mgr = new_manager(
+            config, Options(metrics_bind_address="0", uncached=[SECRET, CONFIG_MAP], cache=cache), client=client
+        )
+        controllers = await setup_controllers(
+            mgr,
+            ControllersOptions(
+                controller_namespace=self.controller_namespace,
+                listener_image=LISTENER_IMAGE,
+                skip_name_validation=True,
+                **options,
+            ),
+        )
+        self.closers.append(controllers)
+        self.controllers = controllers
+        self.tasks.append(asyncio.create_task(mgr.start(), name=f"manager-{self.namespace}-{len(self.tasks)}"))
+        return controllers
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.tasks.clear()
+        for closer in self.closers:
+            with contextlib.suppress(Exception):
+                if hasattr(closer, "aclose"):
+                    await closer.aclose()
+                else:
+                    await closer.close()
+        self.closers.clear()
+
+    def ars(self, *, name: str | None = None, **spec: Any) -> dict[str, Any]:
+        """An AutoscalingRunnerSet like upstream's test fixture: max 10, min 0, one runner container."""
+        body: dict[str, Any] = {
+            "githubConfigUrl": self.service.config_url(),
+            "githubConfigSecret": "github-config-secret",
+            "maxRunners": 10,
+            "minRunners": 0,
+            "template": {"spec": {"containers": [{"name": "runner", "image": RUNNER_IMAGE}]}},
+        }
+        body.update(spec)
+        return {
+            "apiVersion": "actions.github.com/v1alpha1",
+            "kind": "AutoscalingRunnerSet",
+            "metadata": {"name": name or self.name, "namespace": self.namespace},
+            "spec": body,
+        }
+
+    async def get(self, gvk: GroupVersionKind, name: str, namespace: str | None = None) -> dict[str, Any]:
+        got: dict[str, Any] = await self.client.get(gvk, ObjectKey(namespace or self.namespace, name))
+        return got
+
+    async def find(self, gvk: GroupVersionKind, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        try:
+            return await self.get(gvk, name, namespace)
+        except NotFoundError:
+            return None
+
+    async def listener_of(self, ars: dict[str, Any]) -> dict[str, Any] | None:
+        return await self.find(LISTENER, scale_set_listener_name(ars), self.controller_namespace)
+
+    async def listeners(self) -> list[dict[str, Any]]:
+        return list((await self.client.list(LISTENER, namespace=self.controller_namespace)).items)
+
+    async def patch(self, obj: dict[str, Any], body: dict[str, Any], *, status: bool = False) -> dict[str, Any]:
+        writer = self.client.status() if status else self.client
+        patched: dict[str, Any] = await writer.patch(obj, raw_patch(MERGE, json.dumps(body)))
+        return patched
+
+    async def purge(self) -> None:
+        """Upstream's cleanup helper, then delete: finalizers off and every ARC object gone.
+
+        Without a namespace controller (envtest) a deleted namespace keeps its objects,
+        and the next test's cluster-wide manager would reconcile them.
+        """
+        for gvk, namespace in (
+            (ARS, self.namespace),
+            (LISTENER, self.controller_namespace),
+            (ERS, self.namespace),
+            (ER, self.namespace),
+        ):
+            with contextlib.suppress(Exception):
+                for obj in (await self.client.list(gvk, namespace=namespace)).items:
+                    with contextlib.suppress(Exception):
+                        if obj["metadata"].get("finalizers"):
+                            await self.patch(obj, {"metadata": {"finalizers": None}})
+                        await self.client.delete(obj)
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def world(
+    envtest_environment: Environment, arc_crds: None, namespace: str, actions_service: FakeActionsService
+) -> AsyncIterator[World]:
+    config = await load_rest_config(envtest_environment.kubeconfig_path)
+    client = new_client(config)
+    controller_namespace = await envtest_environment.create_namespace(prefix="arc-system-")
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "github-config-secret", "namespace": namespace},
+            "data": {"github_token": base64.b64encode(actions_service.github.pat.encode()).decode()},
+        }
+    )
+    w = World(envtest_environment, namespace, controller_namespace, actions_service, client)
+    try:
+        yield w
+    finally:
+        await w.stop()
+        await w.purge()
+        with contextlib.suppress(Exception):
+            await envtest_environment.delete_namespace(controller_namespace)
+        await client.close()

@@ -1,0 +1,458 @@
+"""AutoscalingRunnerSet controller on a real API server with the fake Actions service.
+
+Upstream: controllers/actions.github.com/autoscalingrunnerset_controller_test.go (June
+master titles plus the #4636/#4652/#4660/#4682/#4695 additions listed in the spec §12.3).
+All four controllers run, as in a real manager; no kubelet, so listener pods stay Pending.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scaleset_world import (
+    ARS,
+    ERS,
+    POD,
+    ROLE,
+    ROLE_BINDING,
+    SA,
+    SECRET,
+    World,
+    consistently,
+    eventually,
+    world,
+)
+
+from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+
+__all__ = ["world"]
+
+ARS_FINALIZER = "autoscalingrunnerset.actions.github.com/finalizer"
+
+
+async def running(w: World, name: str | None = None) -> dict[str, Any]:
+    """Wait until the scale set is Running with its generation observed, its set and listener present."""
+
+    async def check() -> dict[str, Any] | None:
+        ars = await w.get(ARS, name or w.name)
+        status = ars.get("status") or {}
+        if status.get("phase") != "Running" or status.get("observedGeneration") != ars["metadata"]["generation"]:
+            return None
+        if await w.find(ERS, ars["metadata"]["name"]) is None or await w.listener_of(ars) is None:
+            return None
+        return ars
+
+    result: dict[str, Any] = await eventually(check)
+    return result
+
+
+async def listener_pod(w: World, ars: dict[str, Any]) -> dict[str, Any] | None:
+    return await w.find(POD, scale_set_listener_name(ars), w.controller_namespace)
+
+
+# Upstream: Describe "Test AutoScalingRunnerSet controller" / Context "When creating a new AutoScalingRunnerSet"
+#   It "It should create/add all required resources for a new AutoScalingRunnerSet (finalizer, runnerscaleset,
+#   ephemeralrunnerset, listener)"
+async def test_creates_all_required_resources(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+
+    assert ARS_FINALIZER in ars["metadata"]["finalizers"]
+    annotations = ars["metadata"]["annotations"]
+    scale_set_id = int(annotations["runner-scale-set-id"])
+    scale_set = w.service.state.scale_set(scale_set_id)
+    assert scale_set.name == w.name
+    assert annotations["actions.github.com/runner-scale-set-name"] == w.name
+    assert annotations["actions.github.com/runner-group-name"] == "default"
+    assert ars["spec"]["runnerScaleSetName"] == w.name  # defaulted into the spec (hazard 12)
+    assert ars["metadata"]["labels"]["actions.github.com/organization"] == w.service.organization
+
+    ers = await w.get(ERS, w.name)
+    assert ers["metadata"]["ownerReferences"][0]["kind"] == "AutoscalingRunnerSet"
+    assert ers["metadata"]["ownerReferences"][0]["uid"] == ars["metadata"]["uid"]
+    assert ers["spec"]["ephemeralRunnerSpec"]["runnerScaleSetId"] == scale_set_id
+
+    listener = await w.listener_of(ars)
+    assert listener is not None
+    assert listener["metadata"]["namespace"] == w.controller_namespace
+    assert not listener["metadata"].get("ownerReferences")
+    assert listener["spec"]["autoscalingRunnerSetName"] == w.name
+    assert listener["spec"]["ephemeralRunnerSetName"] == w.name
+
+    # the listener controller brings up its pod, config secret, SA, role and binding
+    pod = await eventually(lambda: listener_pod(w, ars))
+    assert pod["spec"]["serviceAccountName"] == listener["metadata"]["name"]
+    assert await w.find(SECRET, listener["metadata"]["name"] + "-config", w.controller_namespace) is not None
+    assert await w.find(SA, listener["metadata"]["name"], w.controller_namespace) is not None
+    assert await w.find(ROLE, listener["metadata"]["name"]) is not None
+    assert await w.find(ROLE_BINDING, listener["metadata"]["name"]) is not None
+
+
+# Upstream: Context "When deleting a new AutoScalingRunnerSet"
+#   It "It should cleanup all resources for a deleting AutoScalingRunnerSet before removing it"
+async def test_deletion_cleans_up_listener_runner_set_and_scale_set(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    scale_set_id = int(ars["metadata"]["annotations"]["runner-scale-set-id"])
+    await eventually(lambda: listener_pod(w, ars))
+
+    await w.client.delete(ars)
+
+    async def all_gone() -> bool:
+        return (
+            await w.find(ARS, w.name) is None
+            and await w.find(ERS, w.name) is None
+            and await w.listener_of(ars) is None
+            and await listener_pod(w, ars) is None
+        )
+
+    await eventually(all_gone)
+    assert scale_set_id not in w.service.state.scale_sets
+
+
+# Upstream: It "should not churn listener when already referencing latest ERS (no-op stability)"
+async def test_no_op_reconciles_keep_the_listener(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    listener = await w.listener_of(ars)
+    assert listener is not None
+    uid = listener["metadata"]["uid"]
+    ers_rv = (await w.get(ERS, w.name))["metadata"]["resourceVersion"]
+
+    async def stable() -> bool:
+        current = await w.listener_of(ars)
+        ers = await w.get(ERS, w.name)
+        return (
+            current is not None and current["metadata"]["uid"] == uid and ers["metadata"]["resourceVersion"] == ers_rv
+        )
+
+    await consistently(stable, duration=3.0)
+
+
+# Upstream: Context "When updating a new AutoScalingRunnerSet"
+#   It "updates EphemeralRunnerSet when the runner image changes without touching the Listener"
+async def test_runner_image_change_bumps_revision_once_and_keeps_listener(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    listener = await w.listener_of(ars)
+    assert listener is not None
+    before = await w.get(ERS, w.name)
+    revision = int(before["spec"].get("actionableRevision") or 0)
+
+    template = {"spec": {"containers": [{"name": "runner", "image": "ghcr.io/actions/actions-runner:2.330.0"}]}}
+    ars = await w.patch(ars, {"spec": {"template": template}})
+    await running(w)
+
+    async def applied() -> dict[str, Any] | None:
+        ers = await w.get(ERS, w.name)
+        spec = ers["spec"]["ephemeralRunnerSpec"]["spec"]
+        return ers if spec["containers"][0]["image"].endswith("2.330.0") else None
+
+    ers = await eventually(applied)
+    assert ers["spec"]["actionableRevision"] == revision + 1
+
+    async def unchanged() -> bool:
+        current = await w.listener_of(ars)
+        now = await w.get(ERS, w.name)
+        return (
+            current is not None
+            and current["metadata"]["uid"] == listener["metadata"]["uid"]
+            and now["spec"]["actionableRevision"] == revision + 1
+        )
+
+    await consistently(unchanged, duration=3.0)
+
+
+# Upstream: It "recreates only the Listener when max runners changes"
+async def test_max_runners_change_recreates_listener_once_without_new_revision(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    listener = await w.listener_of(ars)
+    assert listener is not None
+    before = await w.get(ERS, w.name)
+    revision = before["spec"].get("actionableRevision")
+    runner_spec = before["spec"]["ephemeralRunnerSpec"]
+
+    ars = await w.patch(ars, {"spec": {"maxRunners": 5}})
+
+    async def replaced() -> dict[str, Any] | None:
+        current = await w.listener_of(ars)
+        if current is None or current["metadata"]["uid"] == listener["metadata"]["uid"]:
+            return None
+        return current if current["spec"]["maxRunners"] == 5 else None
+
+    new_listener = await eventually(replaced)
+    await running(w)
+
+    async def settled() -> bool:
+        current = await w.listener_of(ars)
+        ers = await w.get(ERS, w.name)
+        return (
+            current is not None
+            and current["metadata"]["uid"] == new_listener["metadata"]["uid"]
+            and ers["spec"].get("actionableRevision") == revision
+            and ers["spec"]["ephemeralRunnerSpec"] == runner_spec
+        )
+
+    await consistently(settled, duration=3.0)
+
+
+@pytest.mark.parametrize("kind", ["labels", "annotations"])
+# Upstream: It "updates EphemeralRunnerSet labels when only AutoScalingRunnerSet labels change";
+#   It "updates EphemeralRunnerSet annotations when only EphemeralRunnerSet metadata annotations change"
+async def test_metadata_only_edits_reach_the_runner_set_without_new_revision(world: World, kind: str) -> None:
+    w = world
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    revision = (await w.get(ERS, w.name))["spec"].get("actionableRevision")
+    if kind == "labels":
+        await w.patch(ars, {"metadata": {"labels": {"team": "blue"}}})
+    else:
+        await w.patch(ars, {"spec": {"ephemeralRunnerSetMetadata": {"annotations": {"owner": "blue"}}}})
+
+    async def propagated() -> bool:
+        ers = await w.get(ERS, w.name)
+        meta = ers["metadata"]
+        found = (
+            (meta.get("labels") or {}).get("team") if kind == "labels" else (meta.get("annotations") or {}).get("owner")
+        )
+        return found == "blue" and ers["spec"].get("actionableRevision") == revision
+
+    await eventually(propagated)
+
+
+# Upstream: It "preserves foreign annotations and labels on the EphemeralRunnerSet" (#4634)
+async def test_foreign_metadata_on_the_runner_set_survives(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    ers = await w.get(ERS, w.name)
+    await w.patch(ers, {"metadata": {"labels": {"foreign": "yes"}, "annotations": {"foreign.io/a": "b"}}})
+    ars = await w.patch(ars, {"metadata": {"labels": {"team": "red"}}})
+
+    async def both() -> bool:
+        meta = (await w.get(ERS, w.name))["metadata"]
+        return (
+            meta["labels"].get("foreign") == "yes"
+            and meta["labels"].get("team") == "red"
+            and (meta["annotations"].get("foreign.io/a") == "b")
+        )
+
+    await eventually(both)
+    await running(w)
+
+
+# Upstream: It "updates EphemeralRunnerSet runner metadata when only EphemeralRunner metadata changes"
+async def test_runner_metadata_change_updates_set_without_revision(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    revision = (await w.get(ERS, w.name))["spec"].get("actionableRevision")
+    await w.patch(ars, {"spec": {"ephemeralRunnerMetadata": {"labels": {"runner": "x"}}}})
+
+    async def updated() -> bool:
+        ers = await w.get(ERS, w.name)
+        meta = ers["spec"].get("ephemeralRunnerMetadata") or {}
+        return meta.get("labels") == {"runner": "x"} and ers["spec"].get("actionableRevision") == revision
+
+    await eventually(updated)
+
+
+# Upstream: It "It should update RunnerScaleSet's runner group on service when it changes"
+async def test_runner_group_change_moves_scale_set_and_renames_listener(world: World) -> None:
+    w = world
+    group = w.service.state.add_runner_group(f"group-{w.namespace[-6:]}")
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    old_listener = await w.listener_of(ars)
+    assert old_listener is not None
+    ars = await w.patch(ars, {"spec": {"runnerGroup": group["name"]}})
+
+    async def moved() -> dict[str, Any] | None:
+        current = await w.get(ARS, w.name)
+        if current["metadata"]["annotations"].get("actions.github.com/runner-group-name") != group["name"]:
+            return None
+        return current
+
+    current = await eventually(moved)
+    scale_set = w.service.state.scale_set(int(current["metadata"]["annotations"]["runner-scale-set-id"]))
+    assert scale_set.runner_group_id == group["id"]
+
+    async def renamed() -> bool:
+        names = [item["metadata"]["name"] for item in await w.listeners()]
+        return names == [scale_set_listener_name(current)]
+
+    await eventually(renamed)
+    assert scale_set_listener_name(current) != old_listener["metadata"]["name"]
+    await running(w)
+
+
+# Upstream: Describe "Test AutoScalingController updates"
+#   Context "Creating autoscaling runner set with RunnerScaleSetName set"
+#   It "It should be create AutoScalingRunnerSet and has annotation for the RunnerScaleSetName"
+async def test_runner_scale_set_name_is_registered_and_annotated(world: World) -> None:
+    w = world
+    await w.start()
+    custom = f"custom-{w.namespace[-6:]}"
+    await w.client.create(w.ars(runnerScaleSetName=custom))
+    ars = await running(w)
+    assert ars["metadata"]["annotations"]["actions.github.com/runner-scale-set-name"] == custom
+    scale_set = w.service.state.scale_set(int(ars["metadata"]["annotations"]["runner-scale-set-id"]))
+    assert scale_set.name == custom
+    await w.patch(ars, {"spec": {"runnerScaleSetName": custom + "-2"}})
+
+    async def renamed() -> bool:
+        current = await w.get(ARS, w.name)
+        return current["metadata"]["annotations"]["actions.github.com/runner-scale-set-name"] == custom + "-2"
+
+    await eventually(renamed)
+    assert scale_set.name == custom + "-2" or w.service.state.scale_set(scale_set.id).name == custom + "-2"
+
+
+# Upstream: Describe "Test AutoscalingController creation failures" / Context "When autoscaling runner set creation
+#   fails on the client" / It "It should be able to clean up if annotation related to scale set id does not exist"
+async def test_deletion_without_scale_set_id_annotation(world: World) -> None:
+    w = world
+    body = w.ars(githubConfigSecret="no-such-secret")  # the Actions client cannot be built: no scale set
+    await w.start()
+    await w.client.create(body)
+
+    async def finalized() -> dict[str, Any] | None:
+        ars = await w.get(ARS, w.name)
+        return ars if ARS_FINALIZER in (ars["metadata"].get("finalizers") or []) else None
+
+    ars = await eventually(finalized)
+    assert "runner-scale-set-id" not in (ars["metadata"].get("annotations") or {})
+    await w.client.delete(ars)
+
+    async def gone() -> bool:
+        return await w.find(ARS, w.name) is None
+
+    await eventually(gone)
+
+
+# Upstream: Describe "Test resource version and build version mismatch"
+#   It "Should delete and recreate the autoscaling runner set to match the build version"
+async def test_version_mismatch_deletes_the_scale_set(world: World) -> None:
+    w = world
+    await w.start(build_version="0.14.2")
+    body = w.ars()
+    body["metadata"]["labels"] = {"app.kubernetes.io/version": "0.13.0"}
+    await w.client.create(body)
+
+    async def gone() -> bool:
+        return await w.find(ARS, w.name) is None
+
+    await eventually(gone)
+    body = w.ars()
+    body["metadata"]["labels"] = {"app.kubernetes.io/version": "0.14.0"}
+    await w.client.create(body)
+    await running(w)
+
+
+# Upstream: Describe "Test external permissions cleanup"
+#   It "Should clean up kubernetes mode permissions"; It "Should clean up manager permissions and no-permission
+#   service account"
+async def test_external_permissions_cleanup(world: World) -> None:
+    w = world
+    fin = "actions.github.com/cleanup-protection"
+    objects = [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "kube-mode"}, "rules": []},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "kube-mode"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kube-mode"},
+            "subjects": [{"kind": "ServiceAccount", "name": "kube-mode", "namespace": w.namespace}],
+        },
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "kube-mode"}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "no-permission"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "manager"}, "rules": []},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "manager"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "manager"},
+            "subjects": [{"kind": "ServiceAccount", "name": "arc", "namespace": w.controller_namespace}],
+        },
+    ]
+    for obj in objects:
+        obj["metadata"].update(namespace=w.namespace, finalizers=[fin])
+        await w.client.create(obj)
+    secret = await w.get(SECRET, "github-config-secret")
+    await w.patch(secret, {"metadata": {"finalizers": [fin]}})
+
+    await w.start()
+    body = w.ars()
+    body["metadata"]["annotations"] = {
+        "actions.github.com/cleanup-kubernetes-mode-role-name": "kube-mode",
+        "actions.github.com/cleanup-kubernetes-mode-role-binding-name": "kube-mode",
+        "actions.github.com/cleanup-kubernetes-mode-service-account-name": "kube-mode",
+        "actions.github.com/cleanup-no-permission-service-account-name": "no-permission",
+        "actions.github.com/cleanup-github-secret-name": "github-config-secret",
+        "actions.github.com/cleanup-manager-role-binding": "manager",
+        "actions.github.com/cleanup-manager-role-name": "manager",
+    }
+    await w.client.create(body)
+    ars = await running(w)
+    await w.client.delete(ars)
+
+    async def released() -> bool:
+        if await w.find(ARS, w.name) is not None:
+            return False
+        for gvk, name in (
+            (ROLE, "kube-mode"),
+            (ROLE_BINDING, "kube-mode"),
+            (SA, "kube-mode"),
+            (SA, "no-permission"),
+            (ROLE, "manager"),
+            (ROLE_BINDING, "manager"),
+            (SECRET, "github-config-secret"),
+        ):
+            obj = await w.get(gvk, name)
+            if fin in (obj["metadata"].get("finalizers") or []):
+                return False
+        return True
+
+    await eventually(released)
+
+
+# Upstream: Context "When updating a new AutoScalingRunnerSet" — (#4636) a label-only edit recreates the listener
+#   and the phase is observed Pending while it is rebuilt (title not recovered)
+async def test_label_edit_recreates_listener_and_goes_through_pending(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    listener = await w.listener_of(ars)
+    assert listener is not None
+    phases: set[str] = set()
+    ars = await w.patch(ars, {"metadata": {"labels": {"tier": "gold"}}})
+
+    async def rebuilt() -> bool:
+        current = await w.get(ARS, w.name)
+        phases.add((current.get("status") or {}).get("phase", ""))
+        new = await w.listener_of(ars)
+        return (
+            new is not None
+            and new["metadata"]["uid"] != listener["metadata"]["uid"]
+            and (new["metadata"]["labels"].get("tier") == "gold")
+        )
+
+    await eventually(rebuilt, interval=0.05)
+    await running(w)

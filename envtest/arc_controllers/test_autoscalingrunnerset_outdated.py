@@ -1,0 +1,238 @@
+"""Parking (Outdated) and convergence of the AutoscalingRunnerSet controller on a real API server.
+
+Upstream: Describe "Test AutoscalingRunnerSet outdated lifecycle" (#4652/#4660),
+"AutoscalingListener empty collection convergence" (autoscalingrunnerset_listener_drift_test.go, #4682),
+"Resource metadata empty collection convergence" (autoscalingrunnerset_metadata_test.go, #4695),
+and TestAutoscalingRunnerSetParksFirstRejectionOfPublishedGeneration. As upstream's ARS suite, the
+EphemeralRunnerSet controller does not run: the test writes the set's status.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scaleset_world import (
+    ARS,
+    ERS,
+    LISTENER,
+    POD,
+    ROLE,
+    ROLE_BINDING,
+    SA,
+    SECRET,
+    World,
+    consistently,
+    eventually,
+    world,
+)
+
+from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+
+__all__ = ["world"]
+
+NEW_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
+
+
+async def _phase(w: World, phase: str) -> dict[str, Any]:
+    async def check() -> dict[str, Any] | None:
+        ars = await w.get(ARS, w.name)
+        status = ars.get("status") or {}
+        if status.get("phase") != phase:
+            return None
+        if phase == "Running" and status.get("observedGeneration") != ars["metadata"]["generation"]:
+            return None
+        return ars
+
+    result: dict[str, Any] = await eventually(check)
+    return result
+
+
+async def _park(w: World) -> dict[str, Any]:
+    """Runners reject the spec: the set reports Outdated for the revision it applied."""
+    ers = await w.get(ERS, w.name)
+    ers = await w.patch(ers, {"spec": {"replicas": 3, "patchID": 5}})
+    applied = int(ers["spec"].get("actionableRevision") or 0)
+    await w.patch(ers, {"status": {"phase": "Outdated", "appliedActionableRevision": applied}}, status=True)
+    return await _phase(w, "Outdated")
+
+
+# Upstream: Describe "Test AutoscalingRunnerSet outdated lifecycle" / Context "When the runners reject the runner spec
+#   they were given" (Its not recovered verbatim) and TestAutoscalingRunnerSetParksFirstRejectionOfPublishedGeneration
+async def test_outdated_parks_stops_listener_pins_set_and_recovers_on_runner_spec_change(world: World) -> None:
+    w = world
+    await w.start(enabled=("autoscalingrunnerset", "autoscalinglistener"))
+    await w.client.create(w.ars())
+    ars = await _phase(w, "Running")
+    listener_name = scale_set_listener_name(ars)
+    revision = (await w.get(ERS, w.name))["spec"].get("actionableRevision")
+
+    ars = await _park(w)
+
+    async def parked() -> bool:
+        ers = await w.get(ERS, w.name)
+        listener = await w.get(LISTENER, listener_name, w.controller_namespace)
+        pod = await w.find(POD, listener_name, w.controller_namespace)
+        return (
+            ers["spec"]["replicas"] == 0
+            and ers["spec"]["patchID"] == 0
+            and ers["spec"].get("actionableRevision") == revision
+            and listener["spec"].get("phase") == "Stopped"
+            and pod is None
+        )
+
+    await eventually(parked)
+    uid = (await w.get(ERS, w.name))["metadata"]["uid"]
+
+    # min/max edits do not un-park, but reach the stopped listener (which stays stopped)
+    ars = await w.patch(ars, {"spec": {"maxRunners": 4}})
+
+    async def propagated() -> bool:
+        listener = await w.get(LISTENER, listener_name, w.controller_namespace)
+        return listener["spec"]["maxRunners"] == 4 and listener["spec"].get("phase") == "Stopped"
+
+    await eventually(propagated)
+
+    async def still_parked() -> bool:
+        current = await w.get(ARS, w.name)
+        ers = await w.get(ERS, w.name)
+        return (current.get("status") or {}).get("phase") == "Outdated" and ers["spec"].get(
+            "actionableRevision"
+        ) == revision
+
+    await consistently(still_parked, duration=2.0)
+
+    # a runner spec change is the recovery signal: new revision, listener running again, same set
+    template = {"spec": {"containers": [{"name": "runner", "image": NEW_IMAGE}]}}
+    await w.patch(ars, {"spec": {"template": template}})
+    await _phase(w, "Running")
+    ers = await w.get(ERS, w.name)
+    assert ers["metadata"]["uid"] == uid
+    assert ers["spec"]["actionableRevision"] == int(revision or 0) + 1
+    assert ers["spec"]["ephemeralRunnerSpec"]["spec"]["containers"][0]["image"] == NEW_IMAGE
+    listener = await w.get(LISTENER, listener_name, w.controller_namespace)
+    assert listener["spec"].get("phase") in (None, "Running")
+
+    async def pod_back() -> bool:
+        return await w.find(POD, listener_name, w.controller_namespace) is not None
+
+    await eventually(pod_back)
+
+
+# Upstream: (#4660) a runner-metadata change also un-parks the scale set
+async def test_runner_metadata_change_also_recovers(world: World) -> None:
+    w = world
+    await w.start(enabled=("autoscalingrunnerset", "autoscalinglistener"))
+    await w.client.create(w.ars())
+    await _phase(w, "Running")
+    revision = int((await w.get(ERS, w.name))["spec"].get("actionableRevision") or 0)
+    ars = await _park(w)
+    await w.patch(ars, {"spec": {"ephemeralRunnerMetadata": {"labels": {"fixed": "yes"}}}})
+    await _phase(w, "Running")
+    ers = await w.get(ERS, w.name)
+    assert ers["spec"]["actionableRevision"] == revision + 1
+    assert ers["spec"]["ephemeralRunnerMetadata"] == {"labels": {"fixed": "yes"}}
+
+
+def _collections(case: str) -> dict[str, Any]:
+    """Explicit empty collections for one upstream case (they round-trip through the API server)."""
+    empty_meta = {"labels": {}, "annotations": {}}
+    return {
+        "baseline": {},
+        "metrics maps": {"listenerMetrics": {"counters": {}, "gauges": {}, "histograms": {}}},
+        "template collections": {
+            "listenerTemplate": {
+                "metadata": {"labels": {}, "annotations": {}},
+                "spec": {"containers": [], "volumes": [], "tolerations": [], "nodeSelector": {}},
+            }
+        },
+        "service account metadata": {"listenerServiceAccountMetadata": empty_meta},
+        "role metadata": {"listenerRoleMetadata": empty_meta},
+        "role binding metadata": {"listenerRoleBindingMetadata": empty_meta},
+        "config secret metadata": {"listenerConfigSecretMetadata": empty_meta},
+    }[case]
+
+
+async def _resource_versions(w: World, ars: dict[str, Any]) -> dict[str, str]:
+    name = scale_set_listener_name(ars)
+    objects = {
+        "ars": await w.find(ARS, w.name),
+        "ers": await w.find(ERS, w.name),
+        "listener": await w.find(LISTENER, name, w.controller_namespace),
+        "sa": await w.find(SA, name, w.controller_namespace),
+        "role": await w.find(ROLE, name),
+        "binding": await w.find(ROLE_BINDING, name),
+        "secret": await w.find(SECRET, name + "-config", w.controller_namespace),
+        "pod": await w.find(POD, name, w.controller_namespace),
+    }
+    return {key: (obj or {}).get("metadata", {}).get("resourceVersion", "absent") for key, obj in objects.items()}
+
+
+async def _converges(w: World, body: dict[str, Any]) -> None:
+    await w.client.create(body)
+    ars = await _phase(w, "Running")
+    name = scale_set_listener_name(ars)
+
+    async def pod() -> bool:
+        return await w.find(POD, name, w.controller_namespace) is not None
+
+    await eventually(pod)
+    versions = await _resource_versions(w, ars)
+    assert "absent" not in versions.values(), versions
+
+    async def unchanged() -> bool:
+        return await _resource_versions(w, ars) == versions
+
+    await consistently(unchanged, duration=3.0)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "baseline",
+        "metrics maps",
+        "template collections",
+        "service account metadata",
+        "role metadata",
+        "role binding metadata",
+        "config secret metadata",
+    ],
+)
+# Upstream: Describe "AutoscalingListener empty collection convergence" — one It per case (#4682)
+async def test_listener_empty_collection_convergence(world: World, case: str) -> None:
+    w = world
+    await w.start(enabled=("autoscalingrunnerset", "autoscalinglistener"))
+    await _converges(w, w.ars(**_collections(case)))
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "autoscalingListener",
+        "listenerServiceAccountMetadata",
+        "listenerRoleMetadata",
+        "listenerRoleBindingMetadata",
+        "listenerConfigSecretMetadata",
+        "ephemeralRunnerSetMetadata",
+        "ephemeralRunnerMetadata",
+        "ephemeralRunnerConfigSecretMetadata",
+        "all",
+    ],
+)
+# Upstream: Describe "Resource metadata empty collection convergence" (#4695)
+#   It "<field> with empty [labels annotations]"
+async def test_resource_metadata_empty_collection_convergence(world: World, field: str) -> None:
+    w = world
+    fields = [
+        "autoscalingListener",
+        "listenerServiceAccountMetadata",
+        "listenerRoleMetadata",
+        "listenerRoleBindingMetadata",
+        "listenerConfigSecretMetadata",
+        "ephemeralRunnerSetMetadata",
+        "ephemeralRunnerMetadata",
+        "ephemeralRunnerConfigSecretMetadata",
+    ]
+    chosen = fields if field == "all" else [field]
+    await w.start()
+    await _converges(w, w.ars(**{f: {"labels": {}, "annotations": {}} for f in chosen}))

@@ -1,0 +1,53 @@
+"""arc-sim end to end on the session's kube-apiserver: the shipped smoke scenario, every job done.
+
+Runs `run_simulation`, the same code path as the ``arc-sim`` command (controller manager
+in-process, listener as an ``arc-listener`` process, simulated runners), in namespaces of its
+own so it shares the control plane with the other tests.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arc_controllers.cmd.sim.scenario import load_scenario
+from arc_controllers.cmd.simulate import ARS, run_simulation
+from reconcilekit.client import RestClient
+from reconcilekit.client.interfaces import ObjectKey
+from reconcilekit.errors import NotFoundError
+
+pytestmark = pytest.mark.slow
+
+
+async def test_smoke_scenario_serves_every_job(envtest_environment: Any, client: RestClient, tmp_path: Path) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    smoke = load_scenario("smoke")
+    scenario = smoke.model_copy(
+        update={
+            "scale_set": smoke.scale_set.model_copy(
+                update={"namespace": f"sim-runners-{suffix}", "controller_namespace": f"sim-systems-{suffix}"}
+            ),
+            "timeout": 60.0,
+        }
+    )
+    progress = io.StringIO()
+    result = await run_simulation(scenario, out_dir=tmp_path, stream=progress, environment=envtest_environment)
+    summary = result.summary
+    assert summary.jobs_done == scenario.total_jobs, progress.getvalue()
+    assert summary.runners_beyond_demand == 0
+    assert summary.runners_with_job == scenario.total_jobs
+    assert summary.listener_starts >= 1
+    assert summary.controller_requests > 0
+    assert summary.wait_p95 >= summary.wait_p50 >= 0
+    assert result.plot.read_bytes()[:4] == b"\x89PNG"
+    written = json.loads((tmp_path / "summary.json").read_text())
+    assert written["jobs_done"] == scenario.total_jobs
+    assert "done 5/5" in progress.getvalue()
+    # on a shared control plane the run deletes its scale set through ARC's own clean-up
+    with pytest.raises(NotFoundError):
+        await client.get(ARS, ObjectKey(scenario.scale_set.namespace, scenario.scale_set.name))

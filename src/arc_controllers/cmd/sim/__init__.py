@@ -1,0 +1,1 @@
+"""The pieces of arc-sim: scenario, simulated kubelet and runners, progress, summary and plot."""

@@ -1,0 +1,232 @@
+"""What ``arc-sim`` measures: the per-second timeline, the per-job times, the summary and the plot.
+
+Python only: the simulation has no Go counterpart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["JobTimes", "Sample", "Summary", "Timeline", "percentile", "render_summary", "summarize", "write_plot"]
+
+RUNNER_PHASES = ("New", "Pending", "Running", "Succeeded", "Failed", "Outdated")
+"""EphemeralRunner phases in display order; ``New`` is an object with no phase yet."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sample:
+    """The system at one instant (``t`` seconds from the scenario start)."""
+
+    t: float
+    runners: Mapping[str, int]
+    """EphemeralRunners by phase (`RUNNER_PHASES`)."""
+    jobs_queued: int
+    jobs_running: int
+    jobs_done: int
+
+    @property
+    def runners_total(self) -> int:
+        """Every EphemeralRunner that exists, whatever its phase."""
+        return sum(self.runners.values())
+
+
+@dataclass(slots=True)
+class JobTimes:
+    """One job's moments, in seconds from the scenario start (``None``: not yet)."""
+
+    queued: float
+    started: float | None = None
+    done: float | None = None
+    result: str = ""
+
+
+@dataclass(slots=True)
+class Timeline:
+    """Everything recorded during a run."""
+
+    samples: list[Sample] = field(default_factory=list)
+    jobs: dict[int, JobTimes] = field(default_factory=dict)
+    """By request id."""
+    events: list[tuple[float, str]] = field(default_factory=list)
+    """Scenario events and faults as they happened: (t, label)."""
+
+    def job_queued(self, request_id: int, t: float) -> None:
+        """Record a job entering the queue."""
+        self.jobs[request_id] = JobTimes(queued=t)
+
+    def job_started(self, request_id: int, t: float) -> None:
+        """Record a runner taking the job."""
+        job = self.jobs.get(request_id)
+        if job is not None and job.started is None:
+            job.started = t
+
+    def job_done(self, request_id: int, t: float, result: str = "succeeded") -> None:
+        """Record the job's end."""
+        job = self.jobs.get(request_id)
+        if job is not None:
+            job.done, job.result = t, result
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0–100) by linear interpolation; NaN for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100.0
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summary:
+    """The numbers printed at the end of a run."""
+
+    scenario: str
+    jobs_total: int
+    jobs_done: int
+    duration: float
+    peak_runners: int
+    wait_p50: float
+    wait_p95: float
+    runners_created: int
+    runners_with_job: int
+    runners_beyond_demand: int
+    controller_requests: int
+    actions_requests: int
+    listener_starts: int
+    runner_images: Mapping[str, int] = field(default_factory=dict)
+    """Runner pods started per image."""
+    controller_requests_by_kind: Mapping[str, int] = field(default_factory=dict)
+    """The controller's Kubernetes requests by ``"<verb> <resource>"``."""
+
+    @property
+    def all_done(self) -> bool:
+        """Every job planned finished successfully."""
+        return self.jobs_done == self.jobs_total
+
+    @property
+    def requests_per_runner(self) -> float:
+        """Kubernetes API requests of the controller per runner created."""
+        return self.controller_requests / self.runners_created if self.runners_created else math.nan
+
+    @property
+    def actions_per_runner(self) -> float:
+        """Actions service requests (controller and listener) per runner created."""
+        return self.actions_requests / self.runners_created if self.runners_created else math.nan
+
+
+def summarize(
+    timeline: Timeline,
+    *,
+    scenario: str,
+    jobs_total: int,
+    duration: float,
+    runners_created: int,
+    runners_with_job: int,
+    idle_allowance: int,
+    controller_requests: int,
+    actions_requests: int,
+    listener_starts: int,
+    runner_images: Mapping[str, int] | None = None,
+    controller_requests_by_kind: Mapping[str, int] | None = None,
+) -> Summary:
+    """The run's summary.
+
+    Args:
+        runners_created: runners registered with the service (one JIT config each).
+        runners_with_job: runners that took a job.
+        idle_allowance: idle runners the scale set is meant to keep (``minRunners``); those
+            are not "beyond demand".
+    """
+    waits = [j.started - j.queued for j in timeline.jobs.values() if j.started is not None]
+    done = sum(1 for j in timeline.jobs.values() if j.done is not None and j.result == "succeeded")
+    peak = max((s.runners_total for s in timeline.samples), default=0)
+    return Summary(
+        scenario=scenario,
+        jobs_total=jobs_total,
+        jobs_done=done,
+        duration=duration,
+        peak_runners=peak,
+        wait_p50=percentile(waits, 50),
+        wait_p95=percentile(waits, 95),
+        runners_created=runners_created,
+        runners_with_job=runners_with_job,
+        runners_beyond_demand=max(0, runners_created - runners_with_job - idle_allowance),
+        controller_requests=controller_requests,
+        actions_requests=actions_requests,
+        listener_starts=listener_starts,
+        runner_images=dict(runner_images or {}),
+        controller_requests_by_kind=dict(controller_requests_by_kind or {}),
+    )
+
+
+def _per_runner_by_verb(s: Summary) -> str:
+    verbs: dict[str, int] = {}
+    for kind, n in s.controller_requests_by_kind.items():
+        verb = kind.split(" ", 1)[0]
+        verbs[verb] = verbs.get(verb, 0) + n
+    if not verbs or not s.runners_created:
+        return "-"
+    ordered = sorted(verbs.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{verb} {n / s.runners_created:.1f}" for verb, n in ordered)
+
+
+def render_summary(summary: Summary) -> str:
+    """The summary as aligned text lines."""
+    s = summary
+    rows = [
+        ("scenario", s.scenario),
+        ("jobs done", f"{s.jobs_done}/{s.jobs_total}" + ("" if s.all_done else "  (JOBS LEFT UNDONE)")),
+        ("duration", f"{s.duration:.1f} s"),
+        ("peak runners", str(s.peak_runners)),
+        ("job wait p50 / p95", f"{s.wait_p50:.2f} s / {s.wait_p95:.2f} s"),
+        ("runners created", f"{s.runners_created} ({s.runners_with_job} ran a job)"),
+        ("runners beyond demand", str(s.runners_beyond_demand)),
+        ("controller API requests per runner", f"{s.requests_per_runner:.1f} ({s.controller_requests} in all)"),
+        ("  by verb, per runner", _per_runner_by_verb(s)),
+        ("Actions requests per runner", f"{s.actions_per_runner:.1f} ({s.actions_requests} in all)"),
+        ("listener processes started", str(s.listener_starts)),
+    ]
+    if len(s.runner_images) > 1:
+        images = ", ".join(f"{image} x{n}" for image, n in s.runner_images.items())
+        rows.append(("runner pods by image", images))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"  {k.ljust(width)}  {v}" for k, v in rows)
+
+
+def write_plot(timeline: Timeline, path: Path, *, title: str) -> Path:
+    """Write a PNG: runners by phase (stacked) above jobs queued/running/done, events marked.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = [s.t for s in timeline.samples]
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(10, 6.5), constrained_layout=True)
+    phases = [p for p in RUNNER_PHASES if any(s.runners.get(p, 0) for s in timeline.samples)]
+    if phases:
+        top.stackplot(t, *[[s.runners.get(p, 0) for s in timeline.samples] for p in phases], labels=phases, alpha=0.8)
+    top.set_ylabel("EphemeralRunners")
+    top.set_title(title)
+    top.legend(loc="upper right", fontsize="small")
+    bottom.plot(t, [s.jobs_queued for s in timeline.samples], label="queued")
+    bottom.plot(t, [s.jobs_running for s in timeline.samples], label="running")
+    bottom.plot(t, [s.jobs_done for s in timeline.samples], label="done")
+    bottom.set_ylabel("jobs")
+    bottom.set_xlabel("seconds")
+    bottom.legend(loc="upper left", fontsize="small")
+    for when, label in timeline.events:
+        for ax in (top, bottom):
+            ax.axvline(when, color="grey", linestyle="--", linewidth=0.8)
+        top.annotate(label, (when, top.get_ylim()[1]), fontsize="x-small", rotation=90, va="top", ha="right")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

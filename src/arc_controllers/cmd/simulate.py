@@ -1,0 +1,430 @@
+"""``arc-sim``: the whole system on one machine — API server, fake Actions service, controller, kubelet.
+
+``arc-sim [SCENARIO] [--use-existing-cluster] [--out DIR]`` starts the envtest control
+plane (or uses ``KUBECONFIG``), installs the CRDs, starts the fake Actions service and the
+controller manager in this process, creates the GitHub config secret and an
+AutoscalingRunnerSet, and plays the kubelet (`arc_controllers.cmd.sim.kubelet`). Jobs
+arrive as the scenario says; a progress line is printed each second; at the end a summary
+is printed and a PNG plot written. Exit status: 0 when every job was done, 1 when jobs
+were left undone or the system could not start, 2 for a bad scenario or flag.
+
+Python only: ARC has no simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import math
+import random
+import signal
+import sys
+import time
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
+
+from arc_controllers.actions.fake import FakeActionsService
+from arc_controllers.cmd._logging import configure_manager_logging
+from arc_controllers.cmd.sim.kubelet import Kubelet
+from arc_controllers.cmd.sim.objects import (
+    ARS,
+    ER,
+    SCHEDULER_NAME,
+    autoscaling_runner_set,
+    crd_folder,
+    create_if_absent,
+    delete_scale_set,
+    rollout_runner_image,
+)
+from arc_controllers.cmd.sim.progress import Progress
+from arc_controllers.cmd.sim.report import Sample, Summary, Timeline, render_summary, summarize, write_plot
+from arc_controllers.cmd.sim.scenario import (
+    KillListenerEvent,
+    RestartEvent,
+    RolloutEvent,
+    Scenario,
+    ScenarioError,
+    builtin_scenarios,
+    load_scenario,
+    plan_jobs,
+)
+from arc_controllers.cmd.sim.system import InProcessController, ServiceBoard, manager_options_for, sample_system
+from reconcilekit.client import new_client
+from reconcilekit.client.interfaces import WithWatch
+from reconcilekit.config import load_rest_config
+
+__all__ = ["ARS", "SimResult", "SimulationError", "main", "run_simulation"]
+
+log = structlog.get_logger("arc_controllers.cmd.simulate")
+
+LISTENER_READY_TIMEOUT = 90.0
+"""Seconds the AutoscalingRunnerSet has to get a listener with a message session."""
+
+DRAIN_TIMEOUT = 30.0
+"""Seconds after the last job for the runners to go back to ``minRunners``."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SimResult:
+    """What a run produced."""
+
+    summary: Summary
+    timeline: Timeline
+    plot: Path
+
+
+class SimulationError(Exception):
+    """The simulated system could not be brought up; ``str()`` is the one line to print."""
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(slots=True)
+class _Run:
+    scenario: Scenario
+    client: WithWatch
+    fake: FakeActionsService
+    kubelet: Kubelet
+    controller: InProcessController
+    timeline: Timeline
+    progress: Progress
+    board: ServiceBoard
+    t0: float = 0.0
+    runner_names: set[str] = dataclasses.field(default_factory=set)
+
+    def clock(self) -> float:
+        return time.monotonic() - self.t0
+
+    async def arrivals(self) -> None:
+        labels = [self.scenario.scale_set.name]
+        for job in plan_jobs(self.scenario):
+            delay = job.at - self.clock()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            queued = self.fake.queue_job(labels=labels, jobDisplayName=f"job-{job.index}")
+            self.board.durations[queued.request_id] = job.duration
+            self.timeline.job_queued(queued.request_id, self.clock())
+
+    async def events(self) -> None:
+        plan: list[tuple[float, Any]] = [(e.at, e) for e in self.scenario.events]
+        plan += [(f.at, f) for f in self.scenario.faults]
+        plan.sort(key=lambda x: x[0])
+        for at, item in plan:
+            delay = at - self.clock()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            began = self.clock()
+            label = await self._apply(item)
+            self.timeline.events.append((began, label))
+            self.progress.note(f"t={self.clock():5.0f}s  >> {label}")
+
+    async def _apply(self, item: Any) -> str:
+        if isinstance(item, RolloutEvent):
+            await rollout_runner_image(self.client, self.scenario, item.image)
+            return f"runner image -> {item.image}"
+        if isinstance(item, RestartEvent):
+            self.progress.note(f"t={self.clock():5.0f}s  >> stopping the controller for {item.down_for:g} s")
+            await self.controller.stop()
+            await asyncio.sleep(item.down_for)
+            await self.controller.start()
+            return f"controller restarted ({item.down_for:g} s down)"
+        if isinstance(item, KillListenerEvent):
+            orphaned = list(self.fake.state.sessions)
+            n = await self.kubelet.kill_listeners()
+            self.progress.note(f"t={self.clock():5.0f}s  >> killed {n} listener process(es)")
+            await asyncio.sleep(item.session_expires_after)
+            for scale_set_id in orphaned:
+                self.fake.expire_session(scale_set_id)
+            return f"listener killed; its session expired after {item.session_expires_after:g} s"
+        if item.kind == "latency":
+            self.fake.inject_latency(item.endpoint, item.seconds, times=item.times)
+            return f"fault: {item.endpoint} +{item.seconds:g} s"
+        if item.kind == "drop":
+            self.fake.inject_drop(item.endpoint, times=item.times)
+            return f"fault: {item.endpoint} dropped"
+        self.fake.inject_status(item.endpoint, item.status, times=item.times, retry_after=item.retry_after)
+        return f"fault: {item.endpoint} -> {item.status}"
+
+    async def take_sample(self) -> Sample:
+        listed = await self.client.list(ER, namespace=self.scenario.scale_set.namespace)
+        self.runner_names.update(r["metadata"]["name"] for r in listed.items)
+        sample = sample_system(self.clock(), listed.items, self.fake)
+        self.timeline.samples.append(sample)
+        self.progress.show(sample)
+        return sample
+
+    def all_jobs_finished(self) -> bool:
+        planned = self.scenario.total_jobs
+        jobs = self.timeline.jobs
+        return len(jobs) == planned and all(j.done is not None for j in jobs.values())
+
+
+async def _wait_for_listener(fake: FakeActionsService, controller: InProcessController, within: float) -> None:
+    deadline = time.monotonic() + within
+    while not fake.state.sessions:
+        failure = controller.failure()
+        if failure is not None:
+            raise SimulationError(f"the controller manager stopped: {failure!r}")
+        if time.monotonic() > deadline:
+            raise SimulationError(
+                f"no listener opened a message session within {within:.0f} s "
+                "(see controller.log and listeners/*.log in the output folder)"
+            )
+        await asyncio.sleep(0.2)
+
+
+async def run_simulation(
+    scenario: Scenario,
+    *,
+    out_dir: Path,
+    use_existing_cluster: bool = False,
+    stream: TextIO | None = None,
+    log_level: str = "info",
+    environment: Any | None = None,
+) -> SimResult:
+    """Run ``scenario`` end to end; write ``summary.json``, ``controller.log`` and the plot in ``out_dir``.
+
+    Raises:
+        SimulationError: the control plane, the controller or the listener did not come up.
+        OSError: the output folder cannot be written.
+
+    Args:
+        scenario: what to run.
+        out_dir: where ``controller.log``, ``work/listeners/*.log``, ``summary.json`` and the plot go.
+        use_existing_cluster: use ``KUBECONFIG``'s cluster instead of starting envtest.
+        stream: the progress output (stdout when ``None``).
+        log_level: the controller's log level (its log goes to ``controller.log``).
+        environment: an already started ``reconcilekit.envtest.Environment`` to use (tests); it
+            gets the CRDs and is left running.
+    """
+    from reconcilekit.envtest import Environment
+
+    out = stream if stream is not None else sys.stdout
+    workdir = out_dir / "work"
+    await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
+    crds = await asyncio.to_thread(crd_folder, workdir)
+    timeline = Timeline()
+    progress = Progress(out, jobs_total=scenario.total_jobs)
+    ss = scenario.scale_set
+    started = time.monotonic()
+    controller_log = await asyncio.to_thread(open, out_dir / "controller.log", "w", encoding="utf-8")
+    logging_before = structlog.get_config()
+    with controller_log:
+        configure_manager_logging(log_level, "text", stream=controller_log)
+        async with contextlib.AsyncExitStack() as stack:
+            stack.callback(lambda: structlog.configure(**logging_before))
+            if environment is None:
+                env = Environment(crd_paths=[crds], use_existing_cluster=use_existing_cluster)
+                where = " (existing cluster)" if use_existing_cluster else ""
+                progress.note(f"arc-sim: starting the control plane{where}")
+                try:
+                    await env.start()
+                except Exception as err:
+                    raise SimulationError(f"the control plane did not start: {err}") from err
+                stack.push_async_callback(env.stop)
+            else:
+                env = environment
+                await env.install_crds([crds])
+            rest = await load_rest_config(env.kubeconfig_path)
+            client = new_client(rest, field_owner="arc-sim", register_prometheus=False)
+            stack.push_async_callback(client.close)
+            fake = FakeActionsService(poll_hold=3.0)
+            await fake.start()
+            stack.push_async_callback(fake.stop)
+            for ns in dict.fromkeys((ss.controller_namespace, ss.namespace)):
+                await create_if_absent(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+            secret = f"{ss.name}-gha-rs-github-secret"
+            await create_if_absent(
+                client,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {"name": secret, "namespace": ss.namespace},
+                    "stringData": {"github_token": fake.pat.token},
+                },
+            )
+            board = ServiceBoard(fake, timeline, lambda: time.monotonic() - run.t0)
+            rng = random.Random(scenario.seed + 1)
+            kubelet = Kubelet(
+                client,
+                namespaces=tuple(dict.fromkeys((ss.controller_namespace, ss.namespace))),
+                board=board,
+                kubeconfig=env.kubeconfig_path,
+                workdir=workdir,
+                startup=lambda: scenario.runner_startup.draw(rng),
+            )
+            await kubelet.start()
+            stack.push_async_callback(kubelet.stop)
+            controller = InProcessController(manager_options_for(scenario, log_level), rest)
+            await controller.start()
+            stack.push_async_callback(controller.stop)  # stopped before the kubelet and the fake
+            run = _Run(scenario, client, fake, kubelet, controller, timeline, progress, board)
+            shared = environment is not None or use_existing_cluster
+            ars = autoscaling_runner_set(
+                scenario, fake.config_url(), secret, scheduler_name=SCHEDULER_NAME if use_existing_cluster else ""
+            )
+            await create_if_absent(client, ars)
+            if shared:  # leave a shared cluster as found: ARC's own deletion path removes everything
+                stack.push_async_callback(delete_scale_set, client, scenario, progress)
+            progress.note(
+                f"arc-sim: scenario {scenario.name!r}: {scenario.total_jobs} jobs, "
+                f"runners {ss.min_runners}..{ss.max_runners}; waiting for the listener"
+            )
+            await _wait_for_listener(fake, controller, LISTENER_READY_TIMEOUT)
+            run.t0 = time.monotonic()
+            progress.note(
+                f"arc-sim: system up after {run.t0 - started:.1f} s (listener session open); jobs start arriving"
+            )
+            await _drive(run)
+            progress.finish()
+            requests_by_kind = {f"{verb} {resource}": n for (verb, resource), n in controller.request_counts().items()}
+            duration = run.clock()
+    summary = summarize(
+        timeline,
+        scenario=scenario.name,
+        jobs_total=scenario.total_jobs,
+        duration=duration,
+        runners_created=max(len(run.runner_names), len(kubelet.counters.runner_pods)),
+        runners_with_job=len(kubelet.counters.runners_with_job),
+        idle_allowance=ss.min_runners,
+        controller_requests=sum(requests_by_kind.values()),
+        actions_requests=sum(fake.faults.requests.values()),
+        listener_starts=kubelet.counters.listener_starts,
+        runner_images=kubelet.counters.runner_images,
+        controller_requests_by_kind=requests_by_kind,
+    )
+    await asyncio.to_thread(
+        (out_dir / "summary.json").write_text,
+        json.dumps(
+            {
+                **dataclasses.asdict(summary),
+                "requests_per_runner": summary.requests_per_runner,
+                "actions_per_runner": summary.actions_per_runner,
+            },
+            indent=2,
+            default=lambda v: None if isinstance(v, float) and math.isnan(v) else v,
+        )
+        + "\n",
+        "utf-8",
+    )
+    plot = await asyncio.to_thread(
+        write_plot, timeline, out_dir / f"{scenario.name}.png", title=f"arc-sim: {scenario.name}"
+    )
+    return SimResult(summary=summary, timeline=timeline, plot=plot)
+
+
+async def _drive(run: _Run) -> None:
+    """Queue jobs, apply events, sample each second; return when the jobs are done and runners drained."""
+    scenario = run.scenario
+    background = [
+        asyncio.create_task(run.arrivals(), name="sim-arrivals"),
+        asyncio.create_task(run.events(), name="sim-events"),
+    ]
+    try:
+        drained_since: float | None = None
+        while True:
+            tick = time.monotonic()
+            sample = await run.take_sample()
+            for task in background:
+                if task.done() and not task.cancelled() and task.exception() is not None:
+                    raise SimulationError(f"{task.get_name()} failed: {task.exception()!r}")
+            failure = run.controller.failure()
+            if failure is not None:
+                raise SimulationError(f"the controller manager stopped: {failure!r}")
+            if run.all_jobs_finished():
+                drained_since = drained_since if drained_since is not None else run.clock()
+                if sample.runners_total <= scenario.scale_set.min_runners:
+                    return
+                if run.clock() - drained_since > DRAIN_TIMEOUT:
+                    run.progress.note("arc-sim: runners did not drain back to minRunners in time")
+                    return
+            if run.clock() > scenario.timeout:
+                run.progress.note(f"arc-sim: scenario timed out after {scenario.timeout:g} s")
+                return
+            await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - tick)))
+    finally:
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="arc-sim",
+        description="Run ARC's scale-set controllers against a local API server, a fake Actions service "
+        "and simulated runners, as a scenario says.",
+    )
+    parser.add_argument("scenario", nargs="?", default="default", help="shipped scenario name or YAML path")
+    parser.add_argument("--out", type=Path, default=Path("arc-sim-out"), help="folder for logs, summary and plot")
+    parser.add_argument(
+        "--use-existing-cluster", action="store_true", help="use the cluster of KUBECONFIG instead of envtest"
+    )
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
+    parser.add_argument("--list", action="store_true", help="list the shipped scenarios and exit")
+    return parser.parse_args(argv)
+
+
+async def _until_terminated(run: Coroutine[Any, Any, SimResult]) -> SimResult:
+    """Run ``run``; SIGTERM cancels it like Ctrl-C does, so the control plane and listeners are stopped.
+
+    Python only: part of the ``arc-sim`` command.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await run
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``arc-sim``; returns the exit status.
+
+    Python only: see the module docstring.
+    """
+    args = _parse_args(argv)
+    if args.list:
+        for name in sorted(builtin_scenarios()):
+            print(name)
+        return 0
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as err:
+        print(f"arc-sim: {err}", file=sys.stderr)
+        return 2
+    try:
+        result = asyncio.run(
+            _until_terminated(
+                run_simulation(
+                    scenario, out_dir=args.out, use_existing_cluster=args.use_existing_cluster, log_level=args.log_level
+                )
+            )
+        )
+    except SimulationError as err:
+        print(f"arc-sim: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        print(f"arc-sim: cannot write the output: {err}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("arc-sim: interrupted; everything it started is stopped", file=sys.stderr)
+        return 130
+    print("arc-sim: summary")
+    print(render_summary(result.summary))
+    print(f"arc-sim: plot {result.plot}")
+    if not result.summary.all_done:
+        print("arc-sim: jobs were left undone", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,267 @@
+"""The four scale-set-mode reconcilers and their wiring onto a manager.
+
+`setup_controllers` installs the field indexers and registers the AutoscalingRunnerSet,
+AutoscalingListener, EphemeralRunnerSet and EphemeralRunner controllers with ARC's
+watches and event filters.
+
+Ports: controllers/actions.github.com SetupIndexers and the four SetupWithManager
+methods, as main.go calls them in scale-set mode
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from arc_controllers import constants
+from arc_controllers._runner_constants import API_VERSION, EPHEMERAL_RUNNER_SET, POD
+from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
+from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
+from arc_controllers.controllers.autoscalingrunnerset import (
+    AUTOSCALING_LISTENER,
+    AUTOSCALING_RUNNER_SET,
+    AUTOSCALING_RUNNER_SET_OWNER_KEY,
+    ROLE,
+    ROLE_BINDING,
+    SERVICE_ACCOUNT,
+    AutoscalingRunnerSetReconciler,
+    autoscaling_runner_set_owner_index_value,
+)
+from arc_controllers.controllers.ephemeralrunnerset import RESOURCE_OWNER_KEY
+from arc_controllers.controllers.predicates import (
+    autoscaling_runner_set_runner_set_predicate,
+    listener_pod_predicate,
+    listener_service_account_predicate,
+)
+from arc_controllers.controllers.runner_setup import (
+    setup_ephemeral_runner_reconciler,
+    setup_ephemeral_runner_set_reconciler,
+    setup_runner_indexers,
+)
+from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
+from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
+from reconcilekit.builder import controller_managed_by
+from reconcilekit.client.interfaces import Object
+from reconcilekit.controller.options import Options as ControllerOptions
+from reconcilekit.handler import enqueue_requests_from_map_func
+from reconcilekit.manager import Manager
+from reconcilekit.predicate import ResourceVersionChangedPredicate
+from reconcilekit.reconcile import Request
+
+ALL_CONTROLLERS = ("autoscalingrunnerset", "autoscalinglistener", "ephemeralrunnerset", "ephemeralrunner")
+
+__all__ = ["ALL_CONTROLLERS", "Controllers", "ControllersOptions", "setup_controllers", "setup_indexers"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControllersOptions:
+    """Everything the four controllers take from flags and environment.
+
+    Ports: the reconciler fields main.go fills, and actionsgithubcom.Options (options.go)
+    """
+
+    controller_namespace: str
+    """Where listeners live (env ``CONTROLLER_MANAGER_POD_NAMESPACE``)."""
+
+    listener_image: str
+    """The listener pods' image (env ``CONTROLLER_MANAGER_CONTAINER_IMAGE``)."""
+
+    listener_image_pull_secrets: tuple[str, ...] = ()
+    """Flag ``--auto-scaler-image-pull-secrets``."""
+
+    listener_metrics_addr: str = "0"
+    """Flag ``--listener-metrics-addr``; ``"0"`` disables listener metrics."""
+
+    listener_metrics_endpoint: str = "/metrics"
+    """Flag ``--listener-metrics-endpoint``."""
+
+    exclude_label_propagation_prefixes: tuple[str, ...] = ()
+    """Flag ``--exclude-label-propagation-prefix`` (repeatable)."""
+
+    build_version: str = "dev"
+    """The version gate's build version and the runners' user agent."""
+
+    listener_log_level: str = constants.DEFAULT_LISTENER_LOG_LEVEL
+    listener_log_format: str = constants.DEFAULT_LISTENER_LOG_FORMAT
+    listener_entrypoint: str = constants.DEFAULT_LISTENER_ENTRYPOINT
+
+    autoscaling_runner_set_concurrency: int = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_AUTOSCALING_RUNNER_SET
+    autoscaling_listener_concurrency: int = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_AUTOSCALING_LISTENER
+    ephemeral_runner_set_concurrency: int = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER_SET
+    ephemeral_runner_concurrency: int = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER
+
+    skip_name_validation: bool = False
+    """Tests run several managers in one process; controller names would clash."""
+
+    enabled: tuple[str, ...] = ALL_CONTROLLERS
+    """Python only: which controllers to register (upstream's suites run one at a time)."""
+
+
+@dataclass(kw_only=True)
+class Controllers:
+    """Python only: what `setup_controllers` registered, for tests and for closing the Actions clients."""
+
+    autoscaling_runner_set: AutoscalingRunnerSetReconciler
+    autoscaling_listener: AutoscalingListenerReconciler
+    runner_set: Any
+    runner: Any
+    actions: SecretActionsClientFactory
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    async def aclose(self) -> None:
+        """Close the Actions clients.
+
+        Python only: close the Actions clients.
+        """
+        await self.actions.aclose()
+
+
+def _owner_index(allowed: Iterable[str]) -> Any:
+    """Python only: an index function naming the controller owner when it is one of ``allowed``."""
+    kinds = tuple(allowed)
+
+    def extract(obj: Object) -> list[str]:
+        """Python only: the owner name, or nothing."""
+        for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+            if ref.get("controller"):
+                if ref.get("apiVersion") == API_VERSION and ref.get("kind") in kinds:
+                    return [str(ref.get("name"))]
+                return []
+        return []
+
+    return extract
+
+
+def _listener_scale_set_index(obj: Object) -> list[str]:
+    """Python only: the ``.spec.autoscalingRunnerSet`` index value of a listener."""
+    spec = obj.get("spec") or {}
+    namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
+    if not namespace or not name:
+        return []
+    return [autoscaling_runner_set_owner_index_value(namespace, name)]
+
+
+async def setup_indexers(mgr: Manager) -> None:
+    """All of ARC's field indexers: ``.metadata.controller`` and ``.spec.autoscalingRunnerSet``.
+
+    Ports: SetupIndexers
+    """
+    await setup_runner_indexers(mgr)
+    cache = mgr.get_cache()
+    await cache.index_field(SERVICE_ACCOUNT, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingListener"]))
+    await cache.index_field(EPHEMERAL_RUNNER_SET, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingRunnerSet"]))
+    await cache.index_field(AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET_OWNER_KEY, _listener_scale_set_index)
+
+
+def _listener_to_scale_set(obj: Object) -> list[Request]:
+    """Python only: map a listener event to its AutoscalingRunnerSet."""
+    spec = obj.get("spec") or {}
+    namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
+    return [Request(namespace, name)] if namespace and name else []
+
+
+def _rbac_to_listener(obj: Object) -> list[Request]:
+    """Python only: map a Role/RoleBinding event to its listener by the ``auto-scaling-listener-*`` labels."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    namespace = labels.get(constants.LABEL_KEY_LISTENER_NAMESPACE)
+    name = labels.get(constants.LABEL_KEY_LISTENER_NAME)
+    return [Request(namespace, name)] if namespace and name else []
+
+
+def _controller_options(concurrency: int, options: ControllersOptions) -> ControllerOptions:
+    """Python only: controller options with at least one worker."""
+    return ControllerOptions(
+        max_concurrent_reconciles=max(concurrency, 1), skip_name_validation=options.skip_name_validation
+    )
+
+
+async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Controllers:
+    """Install the indexers and register the four controllers on ``mgr``.
+
+    Secrets and config maps must be read uncached (``uncached=[Secret, ConfigMap]`` in
+    the manager options): ARC's charts grant no list/watch on them.
+
+    Ports: SetupIndexers and AutoscalingRunnerSetReconciler, AutoscalingListenerReconciler,
+    EphemeralRunnerSetReconciler, EphemeralRunnerReconciler SetupWithManager
+    """
+    actions = SecretActionsClientFactory(mgr.get_api_reader(), version=options.build_version)
+    build_options = RunnerBuildOptions(
+        exclude_label_propagation_prefixes=options.exclude_label_propagation_prefixes,
+        build_version=options.build_version,
+    )
+    listener_options = ListenerBuildOptions(
+        exclude_label_propagation_prefixes=options.exclude_label_propagation_prefixes,
+        log_level=options.listener_log_level,
+        log_format=options.listener_log_format,
+        entrypoint=options.listener_entrypoint,
+    )
+    await setup_indexers(mgr)
+
+    ars = AutoscalingRunnerSetReconciler(
+        client=mgr.get_client(),
+        actions=actions.scale_set_client,
+        controller_namespace=options.controller_namespace,
+        default_listener_image=options.listener_image,
+        default_listener_image_pull_secrets=options.listener_image_pull_secrets,
+        build_options=build_options,
+        listener_options=listener_options,
+    )
+    if "autoscalingrunnerset" in options.enabled:
+        (
+            controller_managed_by(mgr)
+            .for_(AUTOSCALING_RUNNER_SET)
+            .owns(EPHEMERAL_RUNNER_SET, predicates=[autoscaling_runner_set_runner_set_predicate()])
+            .watches(AUTOSCALING_LISTENER, enqueue_requests_from_map_func(_listener_to_scale_set))
+            .with_event_filter(ResourceVersionChangedPredicate())
+            .with_options(_controller_options(options.autoscaling_runner_set_concurrency, options))
+            .named("autoscalingrunnerset")
+            .complete(ars)
+        )
+
+    listener = AutoscalingListenerReconciler(
+        client=mgr.get_client(),
+        app_config=actions.app_config,
+        listener_metrics_addr=options.listener_metrics_addr,
+        listener_metrics_endpoint=options.listener_metrics_endpoint,
+        listener_options=listener_options,
+    )
+    if "autoscalinglistener" in options.enabled:
+        (
+            controller_managed_by(mgr)
+            .for_(AUTOSCALING_LISTENER)
+            .owns(POD, predicates=[listener_pod_predicate()])
+            .owns(SERVICE_ACCOUNT, predicates=[listener_service_account_predicate()])
+            .watches(ROLE, enqueue_requests_from_map_func(_rbac_to_listener))
+            .watches(ROLE_BINDING, enqueue_requests_from_map_func(_rbac_to_listener))
+            .with_event_filter(ResourceVersionChangedPredicate())
+            .with_options(_controller_options(options.autoscaling_listener_concurrency, options))
+            .named("autoscalinglistener")
+            .complete(listener)
+        )
+
+    runner_set = None
+    if "ephemeralrunnerset" in options.enabled:
+        runner_set = setup_ephemeral_runner_set_reconciler(
+            mgr,
+            actions=actions,
+            build_options=build_options,
+            max_concurrent_reconciles=options.ephemeral_runner_set_concurrency,
+            skip_name_validation=options.skip_name_validation,
+        )
+    runner = None
+    if "ephemeralrunner" in options.enabled:
+        runner = setup_ephemeral_runner_reconciler(
+            mgr,
+            actions=actions,
+            build_options=build_options,
+            max_concurrent_reconciles=options.ephemeral_runner_concurrency,
+            skip_name_validation=options.skip_name_validation,
+        )
+    return Controllers(
+        autoscaling_runner_set=ars,
+        autoscaling_listener=listener,
+        runner_set=runner_set,
+        runner=runner,
+        actions=actions,
+    )

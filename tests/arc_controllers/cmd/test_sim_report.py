@@ -1,0 +1,89 @@
+"""arc-sim's measurements: percentiles, the summary, the progress line and the plot."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+from arc_controllers.cmd.sim.progress import Progress, format_sample
+from arc_controllers.cmd.sim.report import Sample, Timeline, percentile, render_summary, summarize, write_plot
+
+
+def _timeline() -> Timeline:
+    tl = Timeline()
+    for rid, (q, s, d) in enumerate([(0, 1, 4), (0, 2, 5), (0, 3, 6), (5, 5.5, 8)], start=1):
+        tl.job_queued(rid, q)
+        tl.job_started(rid, s)
+        tl.job_done(rid, d)
+    tl.job_queued(9, 9)  # never started
+    tl.samples = [
+        Sample(t=0, runners={"Pending": 2}, jobs_queued=3, jobs_running=0, jobs_done=0),
+        Sample(t=1, runners={"Pending": 1, "Running": 3}, jobs_queued=1, jobs_running=2, jobs_done=0),
+        Sample(t=2, runners={}, jobs_queued=0, jobs_running=0, jobs_done=4),
+    ]
+    tl.events = [(1.5, "controller restarted")]
+    return tl
+
+
+def test_percentile() -> None:
+    assert percentile([1, 2, 3, 4, 5], 50) == 3
+    assert percentile([1, 2], 50) == 1.5
+    assert percentile([0, 10], 95) == 9.5
+    assert math.isnan(percentile([], 50))
+
+
+def test_summary_counts() -> None:
+    s = summarize(
+        _timeline(),
+        scenario="t",
+        jobs_total=5,
+        duration=10.0,
+        runners_created=7,
+        runners_with_job=4,
+        idle_allowance=1,
+        controller_requests=140,
+        actions_requests=35,
+        listener_starts=1,
+    )
+    assert s.jobs_done == 4
+    assert not s.all_done
+    assert s.peak_runners == 4
+    assert s.wait_p50 == 1.5  # waits 0.5, 1, 2, 3
+    assert s.runners_beyond_demand == 2
+    assert s.requests_per_runner == 20.0
+    assert s.actions_per_runner == 5.0
+    text = render_summary(s)
+    assert "JOBS LEFT UNDONE" in text
+    assert "4/5" in text
+    assert "runners beyond demand" in text
+
+
+def test_progress_line_per_second_without_a_tty() -> None:
+    out = io.StringIO()
+    p = Progress(out, jobs_total=5, tty=False)
+    for sample in _timeline().samples:
+        p.show(sample)
+    p.note("event")
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4
+    assert "\r" not in out.getvalue()
+    assert "Pending 1 Running 3" in lines[1]
+    assert "done 0/5" in lines[1]
+
+
+def test_progress_redraws_on_a_tty() -> None:
+    out = io.StringIO()
+    p = Progress(out, jobs_total=5, tty=True)
+    sample = _timeline().samples[0]
+    p.show(sample)
+    p.show(sample)
+    p.finish()
+    assert out.getvalue().count("\r") == 2
+    assert out.getvalue().endswith("\n")
+    assert format_sample(sample, jobs_total=5) in out.getvalue()
+
+
+def test_plot_is_a_png(tmp_path: Path) -> None:
+    path = write_plot(_timeline(), tmp_path / "out" / "plot.png", title="t")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

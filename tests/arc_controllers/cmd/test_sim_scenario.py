@@ -1,0 +1,94 @@
+"""The scenario file of arc-sim: the shipped ones load, bad ones say what is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arc_controllers.cmd.sim.scenario import (
+    RestartEvent,
+    RolloutEvent,
+    ScenarioError,
+    builtin_scenarios,
+    load_scenario,
+    parse_scenario,
+    plan_jobs,
+)
+
+
+def test_shipped_scenarios_load() -> None:
+    names = set(builtin_scenarios())
+    assert {"default", "rollout", "restart", "smoke"} <= names
+    for name in names:
+        assert load_scenario(name).total_jobs > 0
+
+
+def test_default_is_a_burst_then_a_trickle_with_faults() -> None:
+    s = load_scenario("default")
+    assert s.arrivals[0].every == 0
+    assert s.arrivals[0].count > 1
+    assert s.arrivals[1].every > 0
+    assert s.faults
+    assert s.scale_set.min_runners == 0
+
+
+def test_rollout_and_restart_happen_during_the_burst() -> None:
+    rollout, restart = load_scenario("rollout"), load_scenario("restart")
+    r_event = rollout.events[0]
+    assert isinstance(r_event, RolloutEvent)
+    assert r_event.at > 0
+    x_event = restart.events[0]
+    assert isinstance(x_event, RestartEvent)
+    assert x_event.down_for > 0
+    # the event comes before the burst can have drained (more jobs than runners)
+    assert restart.arrivals[0].count > restart.scale_set.max_runners
+
+
+def test_plan_is_ordered_and_seeded() -> None:
+    text = "name: x\nseed: 7\narrivals: [{at: 5, count: 2, every: 1}, {at: 0, count: 3}]\n"
+    a, b = plan_jobs(parse_scenario(text)), plan_jobs(parse_scenario(text))
+    assert [j.at for j in a] == [0, 0, 0, 5, 6]
+    assert a == b
+    assert all(2 <= j.duration <= 5 for j in a)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[1, 2]", "a scenario is a mapping"),
+        ("name: x\n", "arrivals"),
+        ("name: x\narrivals: [{count: 0}]\n", "arrivals.0.count"),
+        ("name: x\narrivals: [{count: 1}]\nscaleSet: {minRunners: 5, maxRunners: 2}\n", "below minRunners"),
+        ("name: x\narrivals: [{count: 1}]\nevents: [{at: 1, action: explode}]\n", "events.0"),
+        ("name: x\narrivals: [{count: 1}]\nfaults: [{endpoint: nowhere}]\n", "unknown endpoint 'nowhere'"),
+        ("name: x\narrivals: [{count: 1}]\nbogus: 1\n", "bogus"),
+        ("name: x\narrivals: [{count: 1}]\njobDuration: {min: 3, max: 1}\n", "below min"),
+        ("name: [unclosed\n", "not valid YAML"),
+    ],
+)
+def test_bad_scenarios_name_the_problem(text: str, needle: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(text, source="s.yaml")
+    assert str(err.value).startswith("s.yaml: ")
+    assert needle in str(err.value)
+
+
+def test_unknown_name_lists_the_shipped_ones(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match=r"not a shipped scenario .*default"):
+        load_scenario(str(tmp_path / "missing.yaml"))
+
+
+def test_file_path(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: mine\narrivals: [{count: 2}]\n")
+    assert load_scenario(str(path)).name == "mine"
+
+
+def test_crds_generated_outside_a_checkout_match_the_checkout(tmp_path: Path) -> None:
+    from arc_controllers.api.v1alpha1 import KINDS
+    from arc_controllers.api.v1alpha1.crdgen import crd_file_name, generate, render
+
+    checkout = Path(__file__).resolve().parents[3] / "config" / "crd"
+    for kind in KINDS:
+        assert render(generate(kind)) == (checkout / crd_file_name(kind)).read_text()
