@@ -301,3 +301,32 @@ async def test_proxy_secret_lifecycle(harness: Harness) -> None:
         return False
 
     await eventually(secret_gone)
+
+
+# Upstream: It "Should replace finished ephemeral runners with new ones"
+async def test_replaces_finished_runners_on_a_fresh_patch(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=2, patch_id=1))
+    runners = await eventually(lambda: count(h, 2))
+    await set_runner_phase(h, runners[0], "Succeeded")
+    await set_runner_phase(h, runners[1], "Running", runnerId=1, jobId="j")
+    await h.patch_spec(ERS, "set", {"replicas": 2, "patchID": 2})
+    await eventually(lambda: count(h, 1))
+    await consistently(lambda: count(h, 1), duration=2.0)
+    await h.patch_spec(ERS, "set", {"replicas": 2, "patchID": 3})
+    now = await eventually(lambda: count(h, 2))
+    assert all((r.get("status") or {}).get("phase") != "Succeeded" for r in now)
+
+
+# Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
+#   It "does not clean up runners on initial creation without an actionable revision"
+async def test_no_cleanup_without_an_actionable_revision(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=1, patch_id=1))
+    [runner] = await eventually(lambda: count(h, 1))
+    await set_runner_phase(h, runner, "Pending")
+    await consistently(lambda: count(h, 1), duration=2.0)
+    status = (await h.get(ERS, "set")).get("status") or {}
+    assert status.get("appliedActionableRevision", 0) == 0

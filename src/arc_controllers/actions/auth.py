@@ -18,6 +18,7 @@ Ports: github.com/actions/scaleset client.go (fetchAccessToken, getRunnerRegistr
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -160,7 +161,7 @@ Send = Callable[[HttpRequest, bool], Awaitable[tuple[HttpResponse, int]]]
 class AdminTokenSource:
     """Holds the admin connection and renews it 60 s before it expires.
 
-    Not locked itself: the client calls it under its own lock.
+    Renewals are serialised by its own lock; reads of a valid token are not.
 
     Ports: the token fields of scaleset.Client and updateTokenIfNeeded
     """
@@ -181,6 +182,7 @@ class AdminTokenSource:
         self._user_agent = user_agent
         self._secrets = secrets
         self._clock = clock
+        self._refresh_lock = asyncio.Lock()
         self._connection: AdminConnection | None = None
         self.refreshes = 0
         """How many exchanges have completed (for tests and metrics)."""
@@ -209,16 +211,28 @@ class AdminTokenSource:
 
         Ports: Client.updateTokenIfNeeded
         """
-        now = self._clock()
-        current = self._connection
-        if current is not None and now + ADMIN_TOKEN_REFRESH_MARGIN <= current.expires_at:
+        current = self._valid_connection()
+        if current is not None:
             return current
-        log.info("refreshing token", github_config_url=self._config.config_url)
-        registration_token = await self._registration_token()
-        connection = await self._admin_connection(registration_token)
-        self._connection = connection
-        self.refreshes += 1
-        return connection
+        async with self._refresh_lock:
+            # Differs: Go holds Client.mu around every call; only the renewal needs it, so
+            # JIT registrations of many runners run concurrently on one client.
+            current = self._valid_connection()
+            if current is not None:
+                return current
+            log.info("refreshing token", github_config_url=self._config.config_url)
+            registration_token = await self._registration_token()
+            connection = await self._admin_connection(registration_token)
+            self._connection = connection
+            self.refreshes += 1
+            return connection
+
+    def _valid_connection(self) -> AdminConnection | None:
+        """Python only: the current connection if its token has the refresh margin left."""
+        current = self._connection
+        if current is not None and self._clock() + ADMIN_TOKEN_REFRESH_MARGIN <= current.expires_at:
+            return current
+        return None
 
     def _request(self, path: str, authorization: str, content_type: str, body: bytes | None) -> HttpRequest:
         """Ports: Client.newGitHubAPIRequest plus the headers each step sets"""

@@ -102,8 +102,6 @@ class ActionsClient:
         secret = credentials.token if isinstance(credentials, PersonalAccessToken) else credentials.private_key
         self.secrets = SecretSet([secret])
         """Every secret this client has seen, for redaction."""
-        self.lock = asyncio.Lock()
-        """Serialises public calls (Go's ``Client.mu``)."""
         self.tokens = AdminTokenSource(
             config=config,
             credentials=credentials,
@@ -178,7 +176,7 @@ class ActionsClient:
     async def actions_request(self, method: str, path: str, body: bytes | None = None) -> HttpRequest:
         """Build an Actions-service request, renewing the admin token first if needed.
 
-        Call with `lock` held.
+        Concurrent calls share one admin token; only its renewal is serialised.
 
         Ports: Client.newActionsServiceRequest
         """
@@ -242,17 +240,16 @@ class ActionsClient:
 
         Ports: Client.GetRunnerScaleSet
         """
-        async with self.lock:
-            path = f"/{SCALE_SET_ENDPOINT}?runnerGroupId={runner_group_id}&name={name}"
-            request, response = await self._call("GET", path, 200)
-            found = self.decode(request, response, _ScaleSetList, "runner scale set list")
-            if found.count == 0:
-                return None
-            if found.count > 1:
-                raise ActionsError(
-                    f"request GET {request.url} failed: multiple runner scale sets found with name {name!r}"
-                )
-            return found.value[0]
+        path = f"/{SCALE_SET_ENDPOINT}?runnerGroupId={runner_group_id}&name={name}"
+        request, response = await self._call("GET", path, 200)
+        found = self.decode(request, response, _ScaleSetList, "runner scale set list")
+        if found.count == 0:
+            return None
+        if found.count > 1:
+            raise ActionsError(
+                f"request GET {request.url} failed: multiple runner scale sets found with name {name!r}"
+            )
+        return found.value[0]
 
     async def get_runner_scale_set_by_id(self, runner_scale_set_id: int) -> RunnerScaleSet:
         """Return the scale set with this id.
@@ -263,9 +260,8 @@ class ActionsClient:
 
         Ports: Client.GetRunnerScaleSetByID
         """
-        async with self.lock:
-            request, response = await self._call("GET", f"/{SCALE_SET_ENDPOINT}/{runner_scale_set_id}", 200)
-            return self.decode(request, response, RunnerScaleSet, "runner scale set")
+        request, response = await self._call("GET", f"/{SCALE_SET_ENDPOINT}/{runner_scale_set_id}", 200)
+        return self.decode(request, response, RunnerScaleSet, "runner scale set")
 
     async def get_runner_group_by_name(self, runner_group: str) -> RunnerGroup:
         """Return the runner group with this name.
@@ -275,17 +271,16 @@ class ActionsClient:
 
         Ports: Client.GetRunnerGroupByName
         """
-        async with self.lock:
-            request, response = await self._call("GET", f"/_apis/runtime/runnergroups/?groupName={runner_group}", 200)
-            found = self.decode(request, response, _RunnerGroupList, "runner group list")
-            if found.count == 1:
-                return found.value[0]
-            problem = "no runner group found" if found.count == 0 else "multiple runner group found"
-            raise ActionsError(
-                f'request GET {request.url} failed(status="{response.status_line}"): '
-                f"{problem} with name {runner_group!r}",
-                status=response.status,
-            )
+        request, response = await self._call("GET", f"/_apis/runtime/runnergroups/?groupName={runner_group}", 200)
+        found = self.decode(request, response, _RunnerGroupList, "runner group list")
+        if found.count == 1:
+            return found.value[0]
+        problem = "no runner group found" if found.count == 0 else "multiple runner group found"
+        raise ActionsError(
+            f'request GET {request.url} failed(status="{response.status_line}"): '
+            f"{problem} with name {runner_group!r}",
+            status=response.status,
+        )
 
     async def create_runner_scale_set(self, scale_set: RunnerScaleSet) -> RunnerScaleSet:
         """Create a scale set; names are unique within a runner group.
@@ -306,9 +301,8 @@ class ActionsClient:
                 raise ValueError("validating runner scale set: runner scale set must have a name or at least one label")
             wanted.labels = [Label(type="System", name=wanted.name)]
         _default_label_types(wanted)
-        async with self.lock:
-            request, response = await self._call("POST", SCALE_SET_ENDPOINT, 200, wanted.to_wire())
-            return self.decode(request, response, RunnerScaleSet, "created runner scale set")
+        request, response = await self._call("POST", SCALE_SET_ENDPOINT, 200, wanted.to_wire())
+        return self.decode(request, response, RunnerScaleSet, "created runner scale set")
 
     async def update_runner_scale_set(self, runner_scale_set_id: int, scale_set: RunnerScaleSet) -> RunnerScaleSet:
         """Change a scale set: send only the fields to change (e.g. ``runner_group_id`` or ``name``).
@@ -317,10 +311,9 @@ class ActionsClient:
         """
         wanted = scale_set.model_copy(deep=True)
         _default_label_types(wanted)
-        async with self.lock:
-            path = f"{SCALE_SET_ENDPOINT}/{runner_scale_set_id}"
-            request, response = await self._call("PATCH", path, 200, wanted.to_wire())
-            return self.decode(request, response, RunnerScaleSet, "updated runner scale set")
+        path = f"{SCALE_SET_ENDPOINT}/{runner_scale_set_id}"
+        request, response = await self._call("PATCH", path, 200, wanted.to_wire())
+        return self.decode(request, response, RunnerScaleSet, "updated runner scale set")
 
     async def delete_runner_scale_set(self, runner_scale_set_id: int) -> None:
         """Delete a scale set (204).
@@ -330,8 +323,7 @@ class ActionsClient:
 
         Ports: Client.DeleteRunnerScaleSet
         """
-        async with self.lock:
-            await self._call("DELETE", f"/{SCALE_SET_ENDPOINT}/{runner_scale_set_id}", 204)
+        await self._call("DELETE", f"/{SCALE_SET_ENDPOINT}/{runner_scale_set_id}", 204)
 
     # -- runners -----------------------------------------------------------------
 
@@ -345,12 +337,11 @@ class ActionsClient:
 
         Ports: Client.GenerateJitRunnerConfig
         """
-        async with self.lock:
-            path = f"/{SCALE_SET_ENDPOINT}/{scale_set_id}/generatejitconfig"
-            request, response = await self._call("POST", path, 200, setting.to_wire())
-            config = self.decode(request, response, RunnerScaleSetJitRunnerConfig, "runner JIT config")
-            self.secrets.add(config.encoded_jit_config)
-            return config
+        path = f"/{SCALE_SET_ENDPOINT}/{scale_set_id}/generatejitconfig"
+        request, response = await self._call("POST", path, 200, setting.to_wire())
+        config = self.decode(request, response, RunnerScaleSetJitRunnerConfig, "runner JIT config")
+        self.secrets.add(config.encoded_jit_config)
+        return config
 
     async def get_runner(self, runner_id: int) -> RunnerReference:
         """Return the runner with this id.
@@ -360,9 +351,8 @@ class ActionsClient:
 
         Ports: Client.GetRunner
         """
-        async with self.lock:
-            request, response = await self._call("GET", f"/{RUNNER_ENDPOINT}/{runner_id}", 200)
-            return self.decode(request, response, RunnerReference, "runner reference")
+        request, response = await self._call("GET", f"/{RUNNER_ENDPOINT}/{runner_id}", 200)
+        return self.decode(request, response, RunnerReference, "runner reference")
 
     async def get_runner_by_name(self, runner_name: str) -> RunnerReference | None:
         """Return the runner with this name, or ``None``.
@@ -372,14 +362,13 @@ class ActionsClient:
 
         Ports: Client.GetRunnerByName
         """
-        async with self.lock:
-            request, response = await self._call("GET", f"/{RUNNER_ENDPOINT}?agentName={runner_name}", 200)
-            found = self.decode(request, response, _RunnerList, "runner reference list")
-            if found.count == 0:
-                return None
-            if found.count > 1:
-                raise ActionsError(f"multiple runners found with name {runner_name!r}")
-            return found.value[0]
+        request, response = await self._call("GET", f"/{RUNNER_ENDPOINT}?agentName={runner_name}", 200)
+        found = self.decode(request, response, _RunnerList, "runner reference list")
+        if found.count == 0:
+            return None
+        if found.count > 1:
+            raise ActionsError(f"multiple runners found with name {runner_name!r}")
+        return found.value[0]
 
     async def remove_runner(self, runner_id: int) -> None:
         """Unregister a runner (204).
@@ -390,8 +379,7 @@ class ActionsClient:
 
         Ports: Client.RemoveRunner
         """
-        async with self.lock:
-            await self._call("DELETE", f"/{RUNNER_ENDPOINT}/{runner_id}", 204)
+        await self._call("DELETE", f"/{RUNNER_ENDPOINT}/{runner_id}", 204)
 
     # -- sessions and lifetime ---------------------------------------------------
 

@@ -106,9 +106,8 @@ class MessageSessionClient:
         """Ports: MessageSessionClient.doSessionRequest"""
         client = self._client
         raw = json.dumps(body, separators=(",", ":")).encode() if body is not None else None
-        async with client.lock:
-            request = await client.actions_request(method, path, raw)
-            response, attempts = await client.send(request, retry=self._retry)
+        request = await client.actions_request(method, path, raw)
+        response, attempts = await client.send(request, retry=self._retry)
         if response.status != expected:
             raise client.error(request, response, f"unexpected status code {response.status_line}", attempts)
         if expected == 204:
@@ -250,10 +249,9 @@ class MessageSessionClient:
         """Ports: MessageSessionClient.acquireJobs (admin request, queue-token auth)"""
         client = self._client
         body = json.dumps(list(request_ids), separators=(",", ":")).encode()
-        async with client.lock:
-            built = await client.actions_request(
-                "POST", f"/_apis/runtime/runnerscalesets/{self._scale_set_id}/acquirejobs", body
-            )
+        built = await client.actions_request(
+            "POST", f"/_apis/runtime/runnerscalesets/{self._scale_set_id}/acquirejobs", body
+        )
         request = HttpRequest(
             method=built.method,
             url=built.url,

@@ -140,7 +140,7 @@ class SecretActionsClientFactory:
     runner controllers; no vault, proxy or TLS config map.
     """
 
-    def __init__(self, reader: Any, *, ttl: float = 60.0, version: str = "dev", pool_size: int = 4) -> None:
+    def __init__(self, reader: Any, *, ttl: float = 60.0, version: str = "dev", pool_size: int = 1) -> None:
         """Python only: see the class docstring."""
         self._reader = reader
         self._ttl = ttl

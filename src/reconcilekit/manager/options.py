@@ -36,8 +36,12 @@ class Options:
         leader_election_id: the Lease's name (required with leader election).
         leader_election_namespace: the Lease's namespace; in a pod, defaults to its own.
         leader_election_labels: labels put on the Lease.
-        leader_election_release_on_cancel: hand the Lease back on a clean stop (only safe
-            if the process exits right after the manager stops).
+        leader_election_release_on_cancel: hand the Lease back on a clean stop (the manager's
+            task cancelled, or SIGTERM/SIGINT via `run_until_signalled`): the leader writes an
+            empty holder after its runnables stopped, so another replica takes over at its next
+            retry instead of waiting the lease out. Off by default, as in controller-runtime
+            (``LeaderElectionReleaseOnCancel`` defaults to false); only safe if the process
+            exits right after the manager stops.
         lease_duration, renew_deadline, retry_period: 15 / 10 / 2 s.
         graceful_shutdown_timeout: seconds for all runnables to stop (30); ``0`` does not wait,
             ``None`` waits for ever.

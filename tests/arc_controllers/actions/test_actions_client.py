@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -450,3 +451,36 @@ async def test_runner_registration_5xx_ends_with_the_retry_error() -> None:
     with pytest.raises(RetriesExhaustedError):
         await client.get_runner_scale_set_by_id(1)
     assert [r.url for r in transport.requests].count("https://api.github.com/actions/runner-registration") == 5
+
+
+async def test_calls_run_concurrently_and_share_one_token_exchange() -> None:
+    """Eight calls on one client are in flight at once, and only one admin-token exchange happens.
+
+    Differs from Go, whose Client.mu serialises every call: issue 7 asks for JIT
+    registrations of many runners to run concurrently.
+    """
+    in_flight = 0
+    peak = 0
+    release = asyncio.Event()
+
+    async def slow_scale_set(request: HttpRequest) -> HttpResponse:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        if in_flight == 8:
+            release.set()
+        await release.wait()
+        in_flight -= 1
+        return await ok_scale_set(request)
+
+    authed = with_auth(slow_scale_set)
+
+    async def yielding(request: HttpRequest) -> HttpResponse:
+        await asyncio.sleep(0.001)  # the token exchange takes time, so callers overlap in it
+        return await authed(request)
+
+    client, transport = mock_client(yielding)
+    await asyncio.wait_for(asyncio.gather(*(client.get_runner_scale_set_by_id(1) for _ in range(8))), timeout=5)
+    assert peak == 8
+    assert client.tokens.refreshes == 1
+    assert [r.url.rsplit("/", 1)[-1] for r in transport.requests].count("runner-registration") == 1

@@ -495,3 +495,11 @@ async def test_succeeded_runner_is_never_unregistered(
     make_runner(cluster, phase="Failed", runnerId=5)
     await reconciler(cluster, actions, queue).reconcile(REQ)
     assert queue.pushed == [(NAME, 5)]
+
+
+# Upstream: ephemeralrunnerset_controller_test.go TestPrecomputedConstants
+def test_backoff_table_has_one_entry_per_failure_count() -> None:
+    from arc_controllers.controllers.ephemeralrunner import FAILURE_BACKOFF, MAX_FAILURES
+
+    assert len(FAILURE_BACKOFF) == MAX_FAILURES + 1
+    assert FAILURE_BACKOFF == (0.0, 5.0, 10.0, 20.0, 40.0, 80.0)

@@ -237,14 +237,19 @@ async def test_all_results_are_pre_initialised_at_start() -> None:
 
 
 async def test_max_concurrent_reconciles_never_processes_one_key_twice_at_once() -> None:
-    """Three workers run three keys at once, and never the same key in two of them."""
+    """Three workers run three keys at once, and a key in processing is never handed to an idle one.
+
+    Only "a" is held while it is re-added, so two workers sit idle: a queue that handed out a
+    key in processing would give "a" to one of them when the next key wakes it (an overlap and
+    a third call). Keys are released one by one, so the guard is tested with free workers.
+    """
+    gates = {name: asyncio.Event() for name in "abcd"}
     active: set[Request] = set()
     overlaps: list[Request] = []
     peak = 0
-    release = asyncio.Event()
     calls: list[Request] = []
 
-    class Blocking:
+    class Gated:
         async def reconcile(self, request: Request, /) -> Result:
             nonlocal peak
             if request in active:
@@ -253,26 +258,36 @@ async def test_max_concurrent_reconciles_never_processes_one_key_twice_at_once()
             calls.append(request)
             peak = max(peak, len(active))
             try:
-                await release.wait()
+                await gates[request.name].wait()
             finally:
                 active.discard(request)
             return Result()
 
     env = Env(max_concurrent_reconciles=3)
-    env.controller._reconciler = Blocking()  # type: ignore[attr-defined]
+    env.controller._reconciler = Gated()  # type: ignore[attr-defined]
     async with env.running():
-        for name in ["a", "b", "c", "d"]:
-            env.informer.add(obj(name))
+        env.informer.add(obj("a"))
         await settle()
         for _ in range(5):
-            env.informer.update(obj("a"), obj("a"))  # adds while "a" is processing
+            env.informer.update(obj("a"), obj("a"))  # adds while "a" is processing, two workers idle
         await settle()
+        assert calls == [A]
+        for name in "bcd":
+            env.informer.add(obj(name))  # each add wakes an idle worker: it must not take "a"
+            await settle()
+        assert overlaps == []
+        assert calls == [A, Request("default", "b"), Request("default", "c")]  # d waits for a worker
         assert peak == 3
         assert metric("controller_runtime_active_workers", env.name) == 3
-        release.set()
+        for name in "bcd":
+            gates[name].set()
+            await settle()
+        assert overlaps == []
+        assert calls.count(A) == 1  # b, c, d freed workers while "a" still ran
+        gates["a"].set()
         await settle(50)
     assert overlaps == []
-    assert calls.count(Request("default", "a")) == 2  # five adds during processing: exactly one more run
+    assert calls.count(A) == 2  # five adds during processing: exactly one more run
     assert sorted(set(calls)) == [Request("default", n) for n in "abcd"]
 
 
