@@ -447,3 +447,39 @@ async def test_dead_pod_with_stale_metadata_is_recreated_not_patched(world: Worl
     await _terminate(w, await w.get(POD, "test-asl", w.controller_namespace), evicted=True)
     fresh = await _recreated(w, pod["metadata"]["uid"])
     assert fresh["metadata"]["labels"]["app"] == listener["metadata"]["labels"]["app"]
+
+
+# Upstream: the listener reconciler's running-metric block (gha_controller_running_listeners)
+async def test_running_listener_metric(world: World) -> None:
+    from reconcilekit.metrics import REGISTRY
+
+    w = world
+    await setup(w)
+    pod = await child(w, POD)
+    running = {
+        "name": "listener",
+        "image": IMAGE,
+        "imageID": "",
+        "ready": True,
+        "restartCount": 0,
+        "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+    }
+    await w.patch(pod, {"status": {"phase": "Running", "containerStatuses": [running]}}, status=True)
+    labels = {
+        "name": w.name,
+        "namespace": w.namespace,
+        "repository": "",
+        "organization": w.service.organization,
+        "enterprise": "",
+    }
+
+    async def up() -> bool:
+        return REGISTRY.get_sample_value("gha_controller_running_listeners", labels) == 1.0
+
+    await eventually(up)
+    await w.client.delete(await w.get(POD, "test-asl", w.controller_namespace))
+
+    async def down_then_recreated() -> bool:
+        return REGISTRY.get_sample_value("gha_controller_running_listeners", labels) == 0.0
+
+    await eventually(down_then_recreated)

@@ -12,6 +12,7 @@ Ports: controllers/actions.github.com/autoscalinglistener_controller.go
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from arc_controllers.controllers.autoscalingrunnerset import (
     SERVICE_ACCOUNT,
 )
 from arc_controllers.controllers.helpers import listener_pod_spec_requires_recreation
+from arc_controllers.controllers.metrics import publish_listener_down, publish_listener_up
 from arc_controllers.controllers.patching import add_finalizer, contains_finalizer, merge_patch, remove_finalizer
 from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener import (
@@ -219,6 +221,9 @@ class AutoscalingListenerReconciler:
         waiting_on_secret = False
         if await self._delete_if_present(POD, namespace, name):
             waiting_on_watched = True
+        else:
+            with contextlib.suppress(ValueError):
+                publish_listener_down(listener)
         for secret_name in (scale_set_listener_config_name(listener), proxy_listener_secret_name(listener)):
             if not await self._delete_secret(namespace, secret_name):
                 waiting_on_secret = True
@@ -425,22 +430,46 @@ class AutoscalingListenerReconciler:
         )
         live = await self._get(POD, _meta(listener)["namespace"], _meta(listener)["name"])
         if live is None:
+            try:
+                publish_listener_down(listener)
+            except ValueError as err:
+                log.error("config URL cannot be parsed; the listener could never start", error=str(err))
+                return Result()
             await self.client.create(desired)
             log.info("created listener pod", pod=desired["metadata"]["name"])
             return Result()
         if listener_pod_spec_requires_recreation(live, desired):
             log.info("listener pod spec or config changed; recreating it", pod=_meta(live)["name"])
-            return await self._delete_listener_pod(live)
+            return await self._delete_listener_pod(live, listener)
         if _listener_pod_is_dead(live):
             log.info("listener pod is dead; recreating it", pod=_meta(live)["name"])
-            return await self._delete_listener_pod(live)
+            return await self._delete_listener_pod(live, listener)
         if _deleting(live):
             return Result()
-        await self._metadata_drifted(live, desired)
+        if await self._metadata_drifted(live, desired):
+            return Result()
+        self._publish_running(listener, live)
         return Result()
 
-    async def _delete_listener_pod(self, pod: Object) -> Result:
+    @staticmethod
+    def _publish_running(listener: Object, pod: Object) -> None:
+        """Publish listener-up once the ``listener`` container runs (no status is written).
+
+        Ports: AutoscalingListenerReconciler.Reconcile, the running-metric block
+        """
+        for container in (pod.get("status") or {}).get("containerStatuses") or []:
+            if container.get("name") == LISTENER_CONTAINER_NAME and (container.get("state") or {}).get("running"):
+                try:
+                    publish_listener_up(listener)
+                except ValueError:
+                    return
+
+    async def _delete_listener_pod(self, pod: Object, listener: Object) -> Result:
         """Ports: AutoscalingListenerReconciler.deleteListenerPod"""
+        try:
+            publish_listener_down(listener)
+        except ValueError as err:  # only logged, as upstream
+            log.error("could not publish listener down", error=str(err))
         if not _deleting(pod):
             try:
                 await self.client.delete(pod)
