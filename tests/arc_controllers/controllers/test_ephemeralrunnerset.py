@@ -363,6 +363,24 @@ async def test_seed6_marker_follows_patch_ids_downwards(cluster: FakeCluster, ac
     assert live_status(cluster)["finishedRunnerCleanupPatchID"] == 1
 
 
+@pytest.mark.parametrize(
+    ("patch_id", "suppressed"),
+    [(1, False), (0, False), (7, True)],
+    ids=["restarted-listener-lower-id", "restarted-listener-id-zero", "same-id-as-marker"],
+)
+async def test_seed6_restarted_listener_lower_patch_id_is_not_suppressed(
+    cluster: FakeCluster, actions: FakeActions, patch_id: int, suppressed: bool
+) -> None:
+    """A listener restart counts patch IDs from 0 again: only equality with the marker suppresses.
+
+    Marker 7 is left from the old listener; the new one publishes patch ID 1 (then 0) with
+    more replicas. A ``>=`` comparison would hold 1 under 7 and strand the scale-up.
+    """
+    make_set(cluster, replicas=2, patch_id=patch_id, finishedRunnerCleanupPatchID=7)
+    await reconciler(cluster, actions).reconcile(REQ)
+    assert creates(cluster) == (0 if suppressed else 2)
+
+
 async def test_marker_patch_is_idempotent(cluster: FakeCluster, actions: FakeActions) -> None:
     # Upstream: TestPatchFinishedRunnerCleanupPatchIDStatusIsIdempotent
     make_set(cluster, finishedRunnerCleanupPatchID=4)
