@@ -228,7 +228,13 @@ async def test_counts_deleting_runners_for_scale_up(harness: Harness) -> None:
     await h.client.patch(
         await h.get(ER, held["metadata"]["name"]), raw_patch(MERGE, '{"metadata":{"finalizers":null}}')
     )
-    await eventually(lambda: count(h, 1))
+
+    async def held_gone() -> bool:
+        return all(r["metadata"]["name"] != held["metadata"]["name"] for r in await h.runners())
+
+    # Not count == 1: patch 2 is not stamped on any runner yet, so the replacement may come
+    # within milliseconds of the held runner going, and a poll can miss the one-runner moment.
+    await eventually(held_gone)
     await h.patch_spec(ERS, "set", {"replicas": 2, "patchID": 3})
     await eventually(lambda: count(h, 2))
 
