@@ -274,3 +274,39 @@ async def test_pod_failed_with_exit_0_and_a_job_is_success(harness: Harness) -> 
     await eventually(lambda: gone(h, POD))
     await eventually(lambda: gone(h, SECRET))
     await consistently(lambda: still_registered(h, runner_id), duration=1.0)  # self-deregistered: not removed
+
+
+# Upstream: It "It should delete ephemeral runner when pod failed before runner state is recorded and job assigned"
+async def test_deletes_runner_when_pod_failed_before_state_with_job(harness: Harness) -> None:
+    h = harness
+    await started(h)
+    await h.patch_status(ER, h.namespace, {"jobId": "job-1"})
+    await pod_status(h, {"phase": "Failed", "reason": "UnexpectedAdmissionError"})  # no container status yet
+    await eventually(lambda: gone(h, ER))
+
+
+# Upstream: It "It should delete ephemeral runner when pod failed before runner state is recorded and job not assigned"
+#   (the title says delete; the test asserts the pod is recreated with one failure recorded)
+async def test_recreates_pod_when_pod_failed_before_state_without_job(harness: Harness) -> None:
+    h = harness
+    pod = await started(h)
+    await pod_status(h, {"phase": "Failed", "reason": "UnexpectedAdmissionError"})
+
+    async def new_pod() -> bool:
+        now = await pod_of(h)
+        return now is not None and now["metadata"]["uid"] != pod["metadata"]["uid"]
+
+    await eventually(new_pod)
+    assert list((await runner_status(h))["failures"]) == [pod["metadata"]["uid"]]
+    assert not await gone(h, ER)
+
+
+# Upstream: It "It should delete ephemeral runner when init container fails and job is assigned"
+async def test_deletes_runner_when_init_container_fails_with_job(harness: Harness) -> None:
+    h = harness
+    await started(h)
+    await h.patch_status(ER, h.namespace, {"jobId": "job-1"})
+    init = {"name": "init", "image": "x", "imageID": "", "ready": False, "restartCount": 0,
+            "state": {"terminated": {"exitCode": 3}}}  # fmt: skip
+    await pod_status(h, {"phase": "Pending", "initContainerStatuses": [init]})
+    await eventually(lambda: gone(h, ER))

@@ -400,3 +400,48 @@ async def test_outdated_phase_keeps_the_applied_revision(harness: Harness) -> No
 
     await eventually(outdated)
     await consistently(lambda: _revision_is(h, 5), duration=1.0)
+
+
+# Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
+#   It "deletes runner-a-idle, keeps a job-bearing pending runner, and advances applied actionable revision 3 to 4"
+async def test_revision_cleanup_deletes_idle_keeps_pending_with_job(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=2, patch_id=1, actionableRevision=3))
+    await eventually(lambda: _revision_is(h, 3))
+    idle, pending = await eventually(lambda: count(h, 2))
+    await set_runner_phase(h, idle, "Running", runnerId=101)
+    await set_runner_phase(h, pending, "Pending", runnerId=102, jobId="job-1")
+    await h.patch_spec(ERS, "set", {"actionableRevision": 4})
+    await eventually(lambda: _revision_is(h, 4))
+
+    async def idle_gone() -> bool:  # deleted; the finalizer-stripping helper lets it go
+        return all(r["metadata"]["name"] != idle["metadata"]["name"] for r in await h.runners())
+
+    await eventually(idle_gone)
+    kept = next(r for r in await h.runners() if r["metadata"]["name"] == pending["metadata"]["name"])
+    assert not kept["metadata"].get("deletionTimestamp")
+
+
+# Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
+#   It "replaces outdated runners from a superseded revision instead of going Outdated"
+async def test_outdated_runner_from_a_superseded_revision_is_replaced(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=1, patch_id=1, actionableRevision=1))
+    await eventually(lambda: _revision_is(h, 1))
+    [old] = await eventually(lambda: count(h, 1))
+    await set_runner_phase(h, old, "Running", runnerId=201, jobId="busy")  # busy: survives the cleanup
+    await h.patch_spec(ERS, "set", {"actionableRevision": 2})
+    await eventually(lambda: _revision_is(h, 2))
+    assert [r["metadata"]["name"] for r in await h.runners()] == [old["metadata"]["name"]]
+    await set_runner_phase(h, old, "Outdated")
+
+    async def old_gone() -> bool:
+        return all(r["metadata"]["name"] != old["metadata"]["name"] for r in await h.runners())
+
+    async def not_outdated() -> bool:
+        return ((await h.get(ERS, "set")).get("status") or {}).get("phase") != "Outdated"
+
+    await eventually(old_gone)
+    await consistently(not_outdated, duration=2.0)
