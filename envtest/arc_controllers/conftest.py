@@ -25,6 +25,7 @@ from arc_controllers.controllers.runner_setup import (
     setup_ephemeral_runner_set_reconciler,
     setup_runner_indexers,
 )
+from reconcilekit.cache import Options as CacheOptions
 from reconcilekit.client import new_client
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 from reconcilekit.client.patch import raw_patch
@@ -90,7 +91,13 @@ class Harness:
         if client is None:
             client = new_client(config)
         self.clients.append(client)
-        mgr = new_manager(config, Options(metrics_bind_address="0", uncached=[SECRET]), client=client)
+        # One namespace per manager, as upstream's createNamespace does: a cluster-wide cache
+        # would hand this test's runner controller the leftover runners of earlier tests'
+        # terminating namespaces (JIT registrations, 403s on their secrets, delayed work).
+        options = Options(
+            metrics_bind_address="0", uncached=[SECRET], cache=CacheOptions(default_namespaces=[self.namespace])
+        )
+        mgr = new_manager(config, options, client=client)
         actions = SecretActionsClientFactory(mgr.get_api_reader())
         self.factories.append(actions)
         await setup_runner_indexers(mgr)

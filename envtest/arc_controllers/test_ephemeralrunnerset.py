@@ -337,3 +337,112 @@ async def test_no_cleanup_without_an_actionable_revision(harness: Harness) -> No
     await consistently(lambda: count(h, 1), duration=2.0)
     status = (await h.get(ERS, "set")).get("status") or {}
     assert status.get("appliedActionableRevision", 0) == 0
+
+
+# Upstream: Context "When a new EphemeralRunnerSet scale up and down" / It "Should scale up with patch ID 0"
+async def test_scales_up_with_patch_id_zero(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=5, patch_id=0))
+    runners = await eventually(lambda: count(h, 5))
+    assert {r["metadata"]["annotations"]["actions.github.com/patch-id"] for r in runners} == {"0"}
+    await consistently(lambda: count(h, 5), duration=1.0)
+
+
+async def applied_revision(h: Harness) -> int:
+    return int(((await h.get(ERS, "set")).get("status") or {}).get("appliedActionableRevision") or 0)
+
+
+# Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
+#   It "keeps applied actionable revision at 3 when cleanup fails"
+async def test_keeps_applied_revision_when_cleanup_fails(harness: Harness) -> None:
+    """Upstream drives the reconciler by hand and sees RemoveRunner's error returned; here the
+    manager runs it, so the error shows as retried RemoveRunner calls while the revision stays."""
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=1, patch_id=1, actionableRevision=3))
+    await eventually(lambda: _revision_is(h, 3))
+    [runner] = await eventually(lambda: count(h, 1))
+    await set_runner_phase(h, runner, "Running", runnerId=101)  # idle: cleanup must unregister it
+    calls = h.service.requests("remove_runner")
+    # 400: an answer the Actions client does not retry, so the error reaches the reconcile at once
+    h.service.inject_status("remove_runner", 400, times=None, message="remove runner failed")
+    try:
+        await h.patch_spec(ERS, "set", {"actionableRevision": 4})
+
+        async def retried() -> bool:
+            return h.service.requests("remove_runner") >= calls + 2
+
+        await eventually(retried)
+        await consistently(lambda: _revision_is(h, 3), duration=2.0)
+        assert [r["metadata"]["name"] for r in await h.runners()] == [runner["metadata"]["name"]]
+    finally:
+        h.service.faults.clear()
+    await eventually(lambda: _revision_is(h, 4))  # the cleanup is redone once the service answers
+
+
+async def _revision_is(h: Harness, revision: int) -> bool:
+    return await applied_revision(h) == revision
+
+
+# Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
+#   It "preserves AppliedActionableRevision during status-only phase updates"
+async def test_outdated_phase_keeps_the_applied_revision(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=1, patch_id=1, actionableRevision=5))
+    await eventually(lambda: _revision_is(h, 5))
+    [runner] = await eventually(lambda: count(h, 1))
+    assert runner["metadata"]["annotations"]["actions.github.com/actionable-revision"] == "5"
+    await set_runner_phase(h, runner, "Outdated")
+
+    async def outdated() -> bool:
+        return ((await h.get(ERS, "set")).get("status") or {}).get("phase") == "Outdated"
+
+    await eventually(outdated)
+    await consistently(lambda: _revision_is(h, 5), duration=1.0)
+
+
+# Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
+#   It "deletes runner-a-idle, keeps a job-bearing pending runner, and advances applied actionable revision 3 to 4"
+async def test_revision_cleanup_deletes_idle_keeps_pending_with_job(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=2, patch_id=1, actionableRevision=3))
+    await eventually(lambda: _revision_is(h, 3))
+    idle, pending = await eventually(lambda: count(h, 2))
+    await set_runner_phase(h, idle, "Running", runnerId=101)
+    await set_runner_phase(h, pending, "Pending", runnerId=102, jobId="job-1")
+    await h.patch_spec(ERS, "set", {"actionableRevision": 4})
+    await eventually(lambda: _revision_is(h, 4))
+
+    async def idle_gone() -> bool:  # deleted; the finalizer-stripping helper lets it go
+        return all(r["metadata"]["name"] != idle["metadata"]["name"] for r in await h.runners())
+
+    await eventually(idle_gone)
+    kept = next(r for r in await h.runners() if r["metadata"]["name"] == pending["metadata"]["name"])
+    assert not kept["metadata"].get("deletionTimestamp")
+
+
+# Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
+#   It "replaces outdated runners from a superseded revision instead of going Outdated"
+async def test_outdated_runner_from_a_superseded_revision_is_replaced(harness: Harness) -> None:
+    h = harness
+    await h.start(runner=False)
+    await h.client.create(h.runner_set(replicas=1, patch_id=1, actionableRevision=1))
+    await eventually(lambda: _revision_is(h, 1))
+    [old] = await eventually(lambda: count(h, 1))
+    await set_runner_phase(h, old, "Running", runnerId=201, jobId="busy")  # busy: survives the cleanup
+    await h.patch_spec(ERS, "set", {"actionableRevision": 2})
+    await eventually(lambda: _revision_is(h, 2))
+    assert [r["metadata"]["name"] for r in await h.runners()] == [old["metadata"]["name"]]
+    await set_runner_phase(h, old, "Outdated")
+
+    async def old_gone() -> bool:
+        return all(r["metadata"]["name"] != old["metadata"]["name"] for r in await h.runners())
+
+    async def not_outdated() -> bool:
+        return ((await h.get(ERS, "set")).get("status") or {}).get("phase") != "Outdated"
+
+    await eventually(old_gone)
+    await consistently(not_outdated, duration=2.0)

@@ -8,6 +8,11 @@ class name, the names of the ActionsError tree (style-anchors §4.5).
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import hashlib
+import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -126,44 +131,78 @@ class ScaleSetRunnerClient:
         await self._client.remove_runner(runner_id)
 
 
+@dataclass(slots=True)
+class _CachedClient:
+    """Python only: one built Actions client, when it was last confirmed, and its credentials' digest."""
+
+    confirmed_at: float
+    fingerprint: str
+    client: Any
+    adapter: ScaleSetRunnerClient
+
+
 class SecretActionsClientFactory:
-    """Builds (and keeps) one Actions client per config URL and config secret.
+    """Builds (and keeps) one Actions client per namespace, config secret and config URL.
 
     Reads ``spec.githubConfigSecret`` from the object's namespace (``github_token``, or
     ``github_app_id``/``github_app_installation_id``/``github_app_private_key``) and keeps
     the client for ``ttl`` seconds, so a reconcile does not re-read the secret each time
-    (Go's multiclient re-reads it on every call). ``pool_size`` clients are handed out in
-    turn: each Actions client serialises its calls behind one lock (Go's ``Client.mu``),
-    and JIT registrations of many runners should not wait for one another.
+    (Go's multiclient re-reads it on every call). One client per key is enough: the
+    Actions client serialises only its admin-token renewal, so JIT registrations of many
+    runners run concurrently on it.
+
+    Concurrency: a per-key lock makes callers that arrive while the client is being
+    built (cold cache or expired TTL) wait for that one build and share its client: one
+    secret read and one client per key, however many reconciles ask at once.
+
+    Expiry: after ``ttl`` seconds the secret is read again. Unchanged credentials keep
+    the same client; changed ones build a new client, and the old one is retired, not
+    closed, since other tasks may still be mid-request on it. Retired clients are
+    closed by `aclose` (one per credential rotation, so the list stays small).
+
+    Args:
+        reader: reads the Secret (``get(gvk, key)``), normally the manager's API reader.
+        ttl: seconds a client is used before its secret is read again.
+        version: the controller version sent in the Actions client's user agent.
+        build_client: ``(config_url, credentials, *, system_info) -> client``; defaults to
+            `arc_controllers.actions.new_client` (tests pass a fake).
+
+    Raises (from ``__call__``): whatever the reader raises (the Secret is missing), and
+    ``KeyError``/``ValueError`` for a Secret without usable credentials.
 
     Python only: a minimal stand-in for secretresolver + multiclient (spec §11.1) for the
     runner controllers; no vault, proxy or TLS config map.
     """
 
-    def __init__(self, reader: Any, *, ttl: float = 60.0, version: str = "dev", pool_size: int = 1) -> None:
+    def __init__(
+        self,
+        reader: Any,
+        *,
+        ttl: float = 60.0,
+        version: str = "dev",
+        build_client: Callable[..., Any] | None = None,
+    ) -> None:
         """Python only: see the class docstring."""
         self._reader = reader
         self._ttl = ttl
         self._version = version
-        self._pool_size = max(pool_size, 1)
-        self._clients: dict[tuple[str, str, str], tuple[float, list[ScaleSetRunnerClient], list[Any]]] = {}
-        self._turn = 0
+        self._build_client = build_client
+        self._clients: dict[tuple[str, str, str], _CachedClient] = {}
+        self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
+        self._retired: list[Any] = []
 
     async def __call__(self, obj: Any) -> RunnerActionsClient:
-        """Python only: the runner-call client for ``obj`` (the pool's clients in turn)."""
-        adapters, _ = await self._entry(obj)
-        self._turn += 1
-        return adapters[self._turn % len(adapters)]
+        """Python only: the runner-call client for ``obj`` (built at most once per key at a time)."""
+        return (await self._entry(obj)).adapter
 
     async def scale_set_client(self, obj: Any) -> Any:
         """Python only: the full `arc_controllers.actions.ActionsClient` for ``obj`` (scale set calls).
 
-        Always the pool's first client, whose system info then carries the scale set id.
+        The same client the runner calls use, whose system info then carries the scale set id.
 
         Ports: SecretResolver.GetActionsService, as the AutoscalingRunnerSet reconciler calls it
         """
-        _, clients = await self._entry(obj)
-        return clients[0]
+        return (await self._entry(obj)).client
 
     async def app_config(self, obj: Any) -> Any:
         """Python only: the `AppConfig` held by ``obj``'s config secret (read uncached each call).
@@ -174,8 +213,6 @@ class SecretActionsClientFactory:
 
         Ports: SecretResolver.GetAppConfig (Kubernetes secrets only)
         """
-        import base64
-
         from arc_controllers.api.v1alpha1.appconfig import AppConfig
         from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 
@@ -198,22 +235,41 @@ class SecretActionsClientFactory:
             namespace = spec.get("autoscalingRunnerSetNamespace") or namespace
         return (namespace, str(spec.get("githubConfigSecret") or ""), str(spec.get("githubConfigUrl") or ""))
 
-    async def _entry(self, obj: Any) -> tuple[list[ScaleSetRunnerClient], list[Any]]:
-        """Python only: the pooled adapters and clients for ``obj``, built when missing or older than ``ttl``."""
-        import base64
-        import time
+    async def _entry(self, obj: Any) -> _CachedClient:
+        """Python only: the cached client for ``obj``; one build per key however many callers ask at once."""
+        key = self._key(obj)
+        cached = self._fresh(key)
+        if cached is not None:
+            return cached
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            cached = self._fresh(key)  # built (or confirmed) while this caller waited
+            if cached is not None:
+                return cached
+            return await self._refresh(key)
 
+    def _fresh(self, key: tuple[str, str, str]) -> _CachedClient | None:
+        """Python only: the cached client for ``key`` if it is younger than the TTL."""
+        cached = self._clients.get(key)
+        if cached is not None and time.monotonic() - cached.confirmed_at < self._ttl:
+            return cached
+        return None
+
+    async def _refresh(self, key: tuple[str, str, str]) -> _CachedClient:
+        """Python only: read the secret; keep the client if its credentials are unchanged, else build one."""
         from arc_controllers.actions import GitHubAppAuth, PersonalAccessToken, SystemInfo, new_client
         from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 
-        key = self._key(obj)
-        namespace = key[0]
+        namespace, secret_name, config_url = key
+        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, secret_name))
+        raw = secret.get("data") or {}
+        fingerprint = hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()
         now = time.monotonic()
-        cached = self._clients.get(key)
-        if cached is not None and now - cached[0] < self._ttl:
-            return cached[1], cached[2]
-        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, key[1]))
-        data = {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
+        old = self._clients.get(key)
+        if old is not None and old.fingerprint == fingerprint:
+            old.confirmed_at = now
+            return old
+        data = {k: base64.b64decode(v).decode() for k, v in raw.items()}
         credentials: Any
         if data.get("github_token"):
             credentials = PersonalAccessToken(data["github_token"])
@@ -223,29 +279,29 @@ class SecretActionsClientFactory:
                 installation_id=int(data["github_app_installation_id"]),
                 private_key=data["github_app_private_key"],
             )
-        clients = [
-            new_client(
-                key[2],
-                credentials,
-                system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller"),
-            )
-            for _ in range(self._pool_size)
-        ]
-        current = self._clients.get(key)
-        if current is not None and current is not cached:  # a concurrent miss stored a pool meanwhile
-            for client in clients:
-                await client.aclose()
-            return current[1], current[2]
-        adapters = [ScaleSetRunnerClient(client) for client in clients]
-        if cached is not None:
-            for old_client in cached[2]:
-                await old_client.aclose()
-        self._clients[key] = (now, adapters, clients)
-        return adapters, clients
+        build = self._build_client or new_client
+        client = build(
+            config_url, credentials, system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller")
+        )
+        entry = _CachedClient(
+            confirmed_at=now, fingerprint=fingerprint, client=client, adapter=ScaleSetRunnerClient(client)
+        )
+        if old is not None:
+            self._retired.append(old.client)  # may still carry requests: closed by aclose
+        self._clients[key] = entry
+        return entry
 
     async def aclose(self) -> None:
-        """Python only: close every client."""
-        for _, _, clients in self._clients.values():
-            for client in clients:
-                await client.aclose()
+        """Python only: close every client this factory built, current and retired."""
+        clients = [entry.client for entry in self._clients.values()] + self._retired
         self._clients.clear()
+        self._retired.clear()
+        self._locks.clear()
+        first: BaseException | None = None
+        for client in clients:
+            try:
+                await client.aclose()
+            except Exception as err:  # close the rest, then report the first failure
+                first = first or err
+        if first is not None:
+            raise first

@@ -4,6 +4,11 @@ The controller writes Pending/Ready, Succeeded, Failed and Outdated, never Runni
 listener writes that when a job starts). Registrations of runners that did not
 deregister themselves are removed by the unregistration queue, never inline.
 
+Differs: none of the ``gha_controller_*_ephemeral_runners`` phase gauges of spec §3.8
+is published (``PublishMetrics``; §8.2 steps 2.1 and 3 and the mark* helpers): the
+controller side has no metrics registry yet (only ``METRICS_SUBSYSTEM`` exists), so the
+port leaves them out rather than publish half of them; reconcile behaviour is unchanged.
+
 Ports: controllers/actions.github.com/ephemeralrunner_controller.go (@ed5c8aa0, §8.1–§8.6 of the spec)
 """
 
@@ -162,6 +167,12 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         if not self._has_both_finalizers(runner):
             await self._add_finalizers(lazy)
 
+        # Differs: the pod is read before the JIT-secret step (spec §8.2 reads the secret
+        # first, step 6, and the pod at step 10). Once the pod exists and the runner ID is
+        # recorded, the secret is neither read nor re-created: this saves the repeated
+        # secret read on every pod event (request budget, performance-facts §1). A JIT
+        # secret deleted under a live pod is therefore not re-registered, where Go would
+        # re-run JIT registration (remove the existing registration, retry).
         pod = await self._get_pod(runner)
         secret: Object | None = None
         if runner_id(runner) == 0 or pod is None:

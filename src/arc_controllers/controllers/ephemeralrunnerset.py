@@ -139,6 +139,10 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
         error) in the middle leaves it behind the spec, so the next reconcile redoes the
         cleanup instead of stranding runners on a spec nobody revisits.
 
+        Differs: no [UNCONFIRMED] step 4.3 (requeue without marking the revision applied
+        while ID-0 runners wait out their grace period): this port has no grace period,
+        so the cleanup never reports a wait (see `_clean_up_ephemeral_runners`).
+
         Ports: EphemeralRunnerSetReconciler.Reconcile, the actionable-revision branch
         """
         target = int(_spec(runner_set).get("actionableRevision") or 0)

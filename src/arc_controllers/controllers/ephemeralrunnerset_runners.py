@@ -163,6 +163,13 @@ class EphemeralRunnerSetRunners:
         Terminated runners are deleted; pending runners without a job and running runners
         that are idle (or have no ID) are removed from the service and deleted.
 
+        Differs: no grace period for runners whose ID is still 0 (the [UNCONFIRMED]
+        ``unrecordedRunnerIDGracePeriod`` of spec §0.3 a): they are removed at once, as
+        the envtest suite @86169456 expects, and the returned wait is always 0, so the
+        revision-apply branch has no step 4.3 requeue either. Spec §0.3 says the grace
+        period is only safe together with the §8.7 runner-controller variant, which this
+        port does not carry (§8.2 is the baseline).
+
         Ports: EphemeralRunnerSetReconciler.cleanUpEphemeralRunners
         """
         meta = runner_set["metadata"]
@@ -207,6 +214,14 @@ class EphemeralRunnerSetRunners:
 
         A runner without an ID has no registration to ask about: it is deleted and its
         finalizer resolves the registration by name.
+
+        Differs: runner ID 0 is deleted directly, the [UNCONFIRMED] §7.6 variant, but
+        next to the §8.2 runner finalizer rather than the §8.7 one the spec couples it
+        with (§0.3 a). The [OLDER] rule calls ``RemoveRunner(0)``, an invalid ID the
+        service cannot answer usefully. Consequence: the finalizer does not ask the
+        service before the pod goes; it resolves the ID (JIT secret, else
+        ``GetRunnerByName``) and queues the unregistration, which re-queues while the
+        runner is still running a job.
 
         Raises:
             ValueError: a negative runner ID.
@@ -263,6 +278,12 @@ class EphemeralRunnerSetRunners:
         Only runners the service agrees to remove count; a shortfall is retried on a
         later reconcile.
 
+        Differs: uses the [OLDER] rule for runner ID 0 (skip as "not registered yet",
+        record no wait, always return 0) instead of the [UNCONFIRMED] grace period, for
+        the same reason as `_clean_up_ephemeral_runners`: the grace period belongs with
+        the §8.7 runner-controller variant this port does not carry. Scale-down of such
+        a runner is retried on the reconcile its status change (runner ID recorded) triggers.
+
         Ports: EphemeralRunnerSetReconciler.deleteIdleEphemeralRunners
         """
         if count <= 0:
@@ -283,7 +304,7 @@ class EphemeralRunnerSetRunners:
         for runner in candidates:
             done = is_done(runner)
             if not done and runner_id(runner) == 0:
-                continue  # not registered yet
+                continue  # Differs: [OLDER] "not registered yet", no grace-period wait (see docstring)
             if not done and has_job(runner):
                 continue
             try:

@@ -127,10 +127,20 @@ async def test_provisions_secret_pod_and_runner_id(
 async def test_seed12_both_finalizers_added_when_one_is_missing(
     cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
 ) -> None:
-    """Mutation check: short-circuiting after the first missing finalizer makes this fail."""
+    """Mutation check: short-circuiting after the first missing finalizer makes this fail.
+
+    Both directions: the registration finalizer alone, and the main finalizer alone (the
+    historical bug: a runner holding only the main finalizer never got the second one).
+    """
     make_runner(cluster, finalizers=[ACTIONS_FINALIZER])
     await reconciler(cluster, actions, queue).reconcile(REQ)
     assert sorted(runner(cluster)["metadata"]["finalizers"]) == sorted([RUNNER_FINALIZER, ACTIONS_FINALIZER])
+    make_runner(cluster, finalizers=[RUNNER_FINALIZER])
+    cluster.requests.clear()
+    await reconciler(cluster, actions, queue).reconcile(REQ)
+    assert runner(cluster)["metadata"]["finalizers"] == [RUNNER_FINALIZER, ACTIONS_FINALIZER]
+    [patch] = [json.loads(r.body) for r in cluster.requests if r.verb == "patch" and not r.subresource]
+    assert patch == {"metadata": {"finalizers": [RUNNER_FINALIZER, ACTIONS_FINALIZER]}}
     make_runner(cluster, finalizers=[])
     cluster.requests.clear()
     await reconciler(cluster, actions, queue).reconcile(REQ)

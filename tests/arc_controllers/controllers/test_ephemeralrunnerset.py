@@ -6,19 +6,26 @@ removed (or reverted to the older behaviour), the test failed, and the line was 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import pytest
 from fakeapi import FakeCluster
 
+from arc_controllers._runner_constants import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_SET
 from arc_controllers.controllers import patching
 from arc_controllers.controllers.actions_seam import RunnerReference
-from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
+from arc_controllers.controllers.ephemeralrunnerset import RESOURCE_OWNER_KEY, EphemeralRunnerSetReconciler
+from arc_controllers.controllers.runner_setup import _controller_owner_index
 from arc_controllers.controllers.runnerstates import new_ephemeral_runners_by_states
 from conftest import FakeActions
+from reconcilekit.cache import InformerCache, Options
+from reconcilekit.cache._internal.backoff import BackoffSettings
+from reconcilekit.client.delegating import DelegatingClient
 from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.reconcile import Request
+from reconcilekit.testing import FakeClient, LaggingClient, eventually
 
 NS = "ns"
 FINALIZER = "ephemeralrunnerset.actions.github.com/finalizer"
@@ -27,30 +34,32 @@ REQ = Request(NS, "set")
 
 
 def make_set(cluster: FakeCluster, *, replicas: int = 0, patch_id: int = 0, revision: int = 0, **status: Any) -> None:
-    cluster.put(
-        {
-            "apiVersion": "actions.github.com/v1alpha1",
-            "kind": "EphemeralRunnerSet",
-            "metadata": {
-                "name": "set",
-                "namespace": NS,
-                "uid": "set-uid",
-                "finalizers": [FINALIZER],
-                "labels": {"actions.github.com/scale-set-name": "set", "actions.github.com/scale-set-namespace": NS},
+    cluster.put(_set_object(replicas=replicas, patch_id=patch_id, revision=revision, **status))
+
+
+def _set_object(*, replicas: int = 0, patch_id: int = 0, revision: int = 0, **status: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "actions.github.com/v1alpha1",
+        "kind": "EphemeralRunnerSet",
+        "metadata": {
+            "name": "set",
+            "namespace": NS,
+            "uid": "set-uid",
+            "finalizers": [FINALIZER],
+            "labels": {"actions.github.com/scale-set-name": "set", "actions.github.com/scale-set-namespace": NS},
+        },
+        "spec": {
+            "replicas": replicas,
+            "patchID": patch_id,
+            "actionableRevision": revision,
+            "ephemeralRunnerSpec": {
+                "githubConfigUrl": "https://github.com/org",
+                "runnerScaleSetId": 1,
+                "spec": {"containers": [{"name": "runner", "image": "img"}]},
             },
-            "spec": {
-                "replicas": replicas,
-                "patchID": patch_id,
-                "actionableRevision": revision,
-                "ephemeralRunnerSpec": {
-                    "githubConfigUrl": "https://github.com/org",
-                    "runnerScaleSetId": 1,
-                    "spec": {"containers": [{"name": "runner", "image": "img"}]},
-                },
-            },
-            "status": {"phase": "Running", **status},
-        }
-    )
+        },
+        "status": {"phase": "Running", **status},
+    }
 
 
 def set_spec(cluster: FakeCluster, **spec: Any) -> None:
@@ -363,6 +372,24 @@ async def test_seed6_marker_follows_patch_ids_downwards(cluster: FakeCluster, ac
     assert live_status(cluster)["finishedRunnerCleanupPatchID"] == 1
 
 
+@pytest.mark.parametrize(
+    ("patch_id", "suppressed"),
+    [(1, False), (0, False), (7, True)],
+    ids=["restarted-listener-lower-id", "restarted-listener-id-zero", "same-id-as-marker"],
+)
+async def test_seed6_restarted_listener_lower_patch_id_is_not_suppressed(
+    cluster: FakeCluster, actions: FakeActions, patch_id: int, suppressed: bool
+) -> None:
+    """A listener restart counts patch IDs from 0 again: only equality with the marker suppresses.
+
+    Marker 7 is left from the old listener; the new one publishes patch ID 1 (then 0) with
+    more replicas. A ``>=`` comparison would hold 1 under 7 and strand the scale-up.
+    """
+    make_set(cluster, replicas=2, patch_id=patch_id, finishedRunnerCleanupPatchID=7)
+    await reconciler(cluster, actions).reconcile(REQ)
+    assert creates(cluster) == (0 if suppressed else 2)
+
+
 async def test_marker_patch_is_idempotent(cluster: FakeCluster, actions: FakeActions) -> None:
     # Upstream: TestPatchFinishedRunnerCleanupPatchIDStatusIsIdempotent
     make_set(cluster, finishedRunnerCleanupPatchID=4)
@@ -555,3 +582,53 @@ async def test_creates_not_yet_in_the_cache_count_as_pending(cluster: FakeCluste
     await r.reconcile(REQ)
     assert creates(cluster) == 3
     assert r._created == {}
+
+
+# ---- seed 8 on reconcilekit.testing: a lagging informer cache over the fake API server -----
+
+
+async def test_seed8_lagging_cache_keeps_scale_up_suppressed_when_the_server_has_the_marker(
+    actions: FakeActions,
+) -> None:
+    # Upstream: ephemeralrunnerset_scaleup_suppression_test.go TestScaleUpServicedByFinishedRunnerCleanup
+    #   (the stale-cache case, on a real informer cache whose watch is held back)
+    """The marker reaches the server but not the cache: the set is still not refilled.
+
+    The reconciler reads through a `DelegatingClient` whose cache is an `InformerCache`
+    over `LaggingClient(FakeClient)`; the API reader is the `FakeClient` itself. The
+    marker is written while the lagging watch holds events, so the cache still shows
+    marker 0. Mutation check: reading the marker through ``self.client`` (the cache)
+    in ``_scale_up_serviced_by_finished_runner_cleanup`` creates a runner and fails this.
+    """
+    fake = FakeClient()
+    await fake.create(_set_object(replicas=1, patch_id=2))
+    lag = LaggingClient(fake)
+    cache = InformerCache(lag, Options(backoff=BackoffSettings(initial=0.01, jitter=0.0, cap=0.05)))
+    await cache.index_field(EPHEMERAL_RUNNER, RESOURCE_OWNER_KEY, _controller_owner_index(["EphemeralRunnerSet"]))
+    task = asyncio.create_task(cache.start(), name="seed8-cache")
+    await asyncio.sleep(0)
+    try:
+        await cache.get(EPHEMERAL_RUNNER_SET, KEY)
+        await cache.list(EPHEMERAL_RUNNER, namespace=NS)
+        await eventually(lambda: fake.open_watches == 2)
+        lag.hold()
+        live = await fake.get(EPHEMERAL_RUNNER_SET, KEY)
+        live["status"]["finishedRunnerCleanupPatchID"] = 2
+        await fake.status().update(live)
+
+        cached = await cache.get(EPHEMERAL_RUNNER_SET, KEY)
+        assert (cached.get("status") or {}).get("finishedRunnerCleanupPatchID") is None  # the cache lags
+        client = DelegatingClient(cache=cache, client=fake)
+
+        async def factory(_: Any) -> FakeActions:
+            return actions
+
+        r = EphemeralRunnerSetReconciler(client=client, api_reader=fake, actions=factory)
+        await r.reconcile(REQ)
+        await r.reconcile(REQ)
+        assert fake.count("create", "EphemeralRunner") == 0
+        assert actions.calls == []
+    finally:
+        lag.release()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
