@@ -65,6 +65,8 @@ def test_plan_is_ordered_and_seeded() -> None:
         ("name: x\narrivals: [{count: 1}]\nbogus: 1\n", "bogus"),
         ("name: x\narrivals: [{count: 1}]\njobDuration: {min: 3, max: 1}\n", "below min"),
         ("name: [unclosed\n", "not valid YAML"),
+        ("name: x\narrivals: [{count: 100000000}]\n", "arrivals.0.count"),
+        ("name: x\narrivals: [{count: 6000}, {count: 6000}]\n", "at most 10000"),
     ],
 )
 def test_bad_scenarios_name_the_problem(text: str, needle: str) -> None:

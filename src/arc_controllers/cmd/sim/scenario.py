@@ -91,11 +91,15 @@ class ScaleSetSpec(_Model):
         return self
 
 
+MAX_JOBS = 10_000
+"""Most jobs one scenario may queue: the simulation runs on one machine, with a real API server."""
+
+
 class Arrival(_Model):
     """``count`` jobs from ``at`` seconds on: all at once (``every`` 0), or one each ``every`` seconds."""
 
     at: float = Field(default=0.0, ge=0)
-    count: int = Field(ge=1)
+    count: int = Field(ge=1, le=MAX_JOBS)
     every: float = Field(default=0.0, ge=0)
 
 
@@ -196,6 +200,12 @@ class Scenario(_Model):
     faults: list[Fault] = Field(default_factory=list)
     timeout: float = Field(default=300.0, gt=0)
     """Seconds the whole scenario may take before the run is declared failed."""
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Scenario:
+        if self.total_jobs > MAX_JOBS:
+            raise ValueError(f"the arrivals queue {self.total_jobs} jobs; at most {MAX_JOBS} fit one machine")
+        return self
 
     @property
     def total_jobs(self) -> int:
