@@ -74,6 +74,7 @@ def test_bad_scenarios_name_the_problem(text: str, needle: str) -> None:
         parse_scenario(text, source="s.yaml")
     assert str(err.value).startswith("s.yaml: ")
     assert needle in str(err.value)
+    assert "\n" not in str(err.value)
 
 
 def test_unknown_name_lists_the_shipped_ones(tmp_path: Path) -> None:

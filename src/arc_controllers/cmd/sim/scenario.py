@@ -230,7 +230,10 @@ def parse_scenario(text: str, *, source: str = "<scenario>") -> Scenario:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        raise ScenarioError(f"{source}: not valid YAML: {err}") from None
+        where = getattr(err, "problem_mark", None)
+        at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ScenarioError(f"{source}: not valid YAML{at}: {problem}") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario is a mapping, got {type(data).__name__}")
     try:
