@@ -18,13 +18,13 @@ from typing import Any
 import structlog
 
 from arc_controllers._runner_constants import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_ACTIONS_FINALIZER, SECRET
+from arc_controllers.api.v1alpha1.equality import semantic_equal
 from arc_controllers.controllers.actions_seam import (
     ActionsClientFactory,
     RunnerActionsClient,
     is_job_still_running,
     is_runner_not_found,
 )
-from arc_controllers.controllers.drift import semantic_equal
 from arc_controllers.controllers.patching import LazyCopy, contains_finalizer, remove_finalizer
 from arc_controllers.controllers.runnerstates import (
     has_job,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import structlog
 
 from arc_controllers._runner_constants import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_SET, PHASE_OUTDATED, PHASE_RUNNING
-from arc_controllers.controllers.drift import semantic_equal
+from arc_controllers.api.v1alpha1.equality import semantic_equal
 from arc_controllers.controllers.patching import LazyCopy, retry_on_conflict
 from arc_controllers.controllers.runnerstates import (
     EphemeralRunnersByState,
