@@ -167,20 +167,28 @@ async def test_cleans_up_finished_runner_when_scaling_down(harness: Harness) -> 
     assert left["metadata"]["name"] == runners[1]["metadata"]["name"]
 
 
-# Upstream: It "Should handle double scale up"
-async def test_double_scale_up(harness: Harness) -> None:
-    h = harness
+async def finished_runner_is_cleaned_then_replaced(h: Harness, *, desired: int) -> None:
+    """Two runners, one Succeeded and one busy; the listener then asks for ``desired`` runners.
+
+    The patch that sees the finished runner deletes it and holds scale-up for that patch ID
+    (the cleanup marker); the next patch ID makes ``desired`` runners, none of them finished.
+    """
     await h.start(runner=False)
     await h.client.create(h.runner_set(replicas=2, patch_id=1))
     runners = await eventually(lambda: count(h, 2))
     await set_runner_phase(h, runners[0], "Succeeded")
     await set_runner_phase(h, runners[1], "Running", runnerId=1, jobId="j")
-    await h.patch_spec(ERS, "set", {"replicas": 3, "patchID": 2})
+    await h.patch_spec(ERS, "set", {"replicas": desired, "patchID": 2})
     await eventually(lambda: count(h, 1))
     await consistently(lambda: count(h, 1), duration=2.0)
-    await h.patch_spec(ERS, "set", {"replicas": 3, "patchID": 3})
-    runners = await eventually(lambda: count(h, 3))
-    assert all((r.get("status") or {}).get("phase") != "Succeeded" for r in runners)
+    await h.patch_spec(ERS, "set", {"replicas": desired, "patchID": 3})
+    now = await eventually(lambda: count(h, desired))
+    assert all((r.get("status") or {}).get("phase") != "Succeeded" for r in now)
+
+
+# Upstream: It "Should handle double scale up"
+async def test_double_scale_up(harness: Harness) -> None:
+    await finished_runner_is_cleaned_then_replaced(harness, desired=3)
 
 
 # Upstream: It "Should handle scale down without removing pending runners"
@@ -312,18 +320,7 @@ async def test_proxy_secret_lifecycle(harness: Harness) -> None:
 
 # Upstream: It "Should replace finished ephemeral runners with new ones"
 async def test_replaces_finished_runners_on_a_fresh_patch(harness: Harness) -> None:
-    h = harness
-    await h.start(runner=False)
-    await h.client.create(h.runner_set(replicas=2, patch_id=1))
-    runners = await eventually(lambda: count(h, 2))
-    await set_runner_phase(h, runners[0], "Succeeded")
-    await set_runner_phase(h, runners[1], "Running", runnerId=1, jobId="j")
-    await h.patch_spec(ERS, "set", {"replicas": 2, "patchID": 2})
-    await eventually(lambda: count(h, 1))
-    await consistently(lambda: count(h, 1), duration=2.0)
-    await h.patch_spec(ERS, "set", {"replicas": 2, "patchID": 3})
-    now = await eventually(lambda: count(h, 2))
-    assert all((r.get("status") or {}).get("phase") != "Succeeded" for r in now)
+    await finished_runner_is_cleaned_then_replaced(harness, desired=2)
 
 
 # Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
