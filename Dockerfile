@@ -26,8 +26,7 @@ ENV ARC_BUILD_VERSION=${VERSION} \
     PATH=/opt/arc/bin:${PATH} \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    HOME=/tmp \
-    MPLCONFIGDIR=/tmp/matplotlib
+    HOME=/tmp
 COPY --from=build /opt/arc /opt/arc
 # Symlinks to the console scripts: their shebang names /opt/arc/bin/python, so the kernel runs
 # them through the venv. Everything stays root-owned and read-only to user 65532.

@@ -59,7 +59,7 @@ from reconcilekit.client import new_client
 from reconcilekit.client.interfaces import WithWatch
 from reconcilekit.config import load_rest_config
 
-__all__ = ["ARS", "SimResult", "SimulationError", "main", "run_simulation"]
+__all__ = ["ARS", "SimResult", "SimulationError", "main", "plot_if_possible", "run_simulation"]
 
 log = structlog.get_logger("arc_controllers.cmd.simulate")
 
@@ -76,7 +76,27 @@ class SimResult:
 
     summary: Summary
     timeline: Timeline
-    plot: Path
+    plot: Path | None
+    """The PNG written, or ``None`` when matplotlib (the ``sim`` extra) is not installed."""
+
+
+def plot_if_possible(timeline: Timeline, path: Path, *, title: str) -> Path | None:
+    """Write the run's PNG to ``path``; ``None`` when matplotlib (the ``sim`` extra) is missing.
+
+    Blocking (matplotlib renders in the calling thread): call it through ``asyncio.to_thread``.
+
+    Raises:
+        OSError: ``path`` cannot be written.
+
+    Python only: the controller image installs no plotting library, so arc-sim degrades
+    to its text and JSON outputs there instead of failing after a finished run.
+    """
+    try:
+        return write_plot(timeline, path, title=title)
+    except ModuleNotFoundError as err:
+        if err.name is None or not err.name.startswith("matplotlib"):
+            raise
+        return None
 
 
 class SimulationError(Exception):
@@ -315,7 +335,7 @@ async def run_simulation(
         "utf-8",
     )
     plot = await asyncio.to_thread(
-        write_plot, timeline, out_dir / f"{scenario.name}.png", title=f"arc-sim: {scenario.name}"
+        plot_if_possible, timeline, out_dir / f"{scenario.name}.png", title=f"arc-sim: {scenario.name}"
     )
     return SimResult(summary=summary, timeline=timeline, plot=plot)
 
@@ -423,7 +443,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     print("arc-sim: summary")
     print(render_summary(result.summary))
-    print(f"arc-sim: plot {result.plot}")
+    if result.plot is None:
+        print("arc-sim: plot skipped: matplotlib is not installed (pip install 'reconcilekit-arc[sim]')")
+    else:
+        print(f"arc-sim: plot {result.plot}")
     if not result.summary.all_done:
         print("arc-sim: jobs were left undone", file=sys.stderr)
         return 1

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import os
+import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from arc_controllers.cmd.sim import kubelet
 from arc_controllers.cmd.sim.kubelet import POD, Kubelet, classify_pod
 from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.testing import FakeClient, eventually
@@ -241,3 +247,32 @@ async def test_runner_pod_deleted_mid_job_fails_the_job(tmp_path: Path) -> None:
         await eventually(failed, timeout=10)
     finally:
         await kubelet.stop()
+
+
+async def test_listener_processes_die_with_a_killed_simulator(tmp_path: Path) -> None:
+    """A SIGKILLed parent (no clean-up runs) still takes its listener children with it."""
+    if not kubelet._die_with_parent():
+        pytest.skip("needs Linux with setpriv")
+    parent = (
+        "import asyncio, sys\n"
+        "from arc_controllers.cmd.sim import kubelet\n"
+        "async def main():\n"
+        "    p = await asyncio.create_subprocess_exec(*kubelet._die_with_parent(), sys.executable, '-c',"
+        " 'import time; time.sleep(60)', start_new_session=True, stdout=asyncio.subprocess.DEVNULL)\n"
+        "    print(p.pid, flush=True)\n"
+        "    await asyncio.sleep(60)\n"
+        "asyncio.run(main())\n"
+    )
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", parent, stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    child = int(await asyncio.wait_for(proc.stdout.readline(), 20))
+    proc.kill()
+    await proc.wait()
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        await asyncio.sleep(0.05)
+    os.kill(child, signal.SIGKILL)
+    pytest.fail("the child outlived its SIGKILLed parent")

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import io
 import math
+import sys
 from pathlib import Path
 
+import pytest
+
+from arc_controllers.cmd import simulate
 from arc_controllers.cmd.sim.progress import Progress, format_sample
 from arc_controllers.cmd.sim.report import Sample, Timeline, percentile, render_summary, summarize, write_plot
+from arc_controllers.cmd.simulate import plot_if_possible
 
 
 def _timeline() -> Timeline:
@@ -87,3 +92,21 @@ def test_progress_redraws_on_a_tty() -> None:
 def test_plot_is_a_png(tmp_path: Path) -> None:
     path = write_plot(_timeline(), tmp_path / "out" / "plot.png", title="t")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_is_skipped_without_matplotlib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the ``sim`` extra the run still ends with its text outputs; only the PNG is skipped."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ModuleNotFoundError
+    assert plot_if_possible(_timeline(), tmp_path / "p.png", title="t") is None
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_plot_if_possible_does_not_hide_other_missing_modules(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Only a missing matplotlib is tolerated; any other import error is a bug and propagates."""
+
+    def broken(*_: object, **__: object) -> Path:
+        raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
+
+    monkeypatch.setattr(simulate, "write_plot", broken)
+    with pytest.raises(ModuleNotFoundError):
+        plot_if_possible(_timeline(), tmp_path / "p.png", title="t")

@@ -22,6 +22,7 @@ import functools
 import json
 import os
 import random
+import shutil
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping
@@ -54,6 +55,21 @@ PodKind = Literal["listener", "runner", "other"]
 _POLL = 0.2
 """Seconds an idle runner waits between two asks for a job."""
 
+
+def _die_with_parent() -> list[str]:
+    """``setpriv --pdeathsig TERM --`` on Linux when setpriv exists, else nothing.
+
+    A listener runs in its own session (so a terminal's Ctrl-C reaches only arc-sim,
+    which stops it cleanly); without a parent-death signal a SIGKILLed arc-sim would
+    leave it polling the fake service forever. The control plane's processes get the
+    same treatment from reconcilekit's envtest.
+
+    Python only: process hygiene of the simulator.
+    """
+    if not sys.platform.startswith("linux"):
+        return []
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []
 
 class JobBoard(Protocol):
     """**Protocol:** what a simulated runner needs from the fake Actions service and the recorder."""
@@ -404,7 +420,12 @@ class Kubelet:
         logfile = await asyncio.to_thread(open, log_path, "ab")
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self._listener_command, env=child_env, stdout=logfile, stderr=logfile, start_new_session=True
+                *_die_with_parent(),
+                *self._listener_command,
+                env=child_env,
+                stdout=logfile,
+                stderr=logfile,
+                start_new_session=True,
             )
         finally:
             logfile.close()  # the child holds its own descriptor
