@@ -8,6 +8,8 @@ With ``publish_metrics`` on, every reconcile publishes the runner's phase to the
 ``gha_controller_*_ephemeral_runners`` gauges (spec §3.8; §8.2 steps 2.1 and 3): the empty
 phase for a runner being deleted, its current phase otherwise (this is how the listener's
 Running reaches the gauges), and each phase the controller writes right after the write.
+Differs: a runner found gone (its finalizers stripped by someone else, so no deletion
+reconcile ran) is also removed from the gauges; upstream keeps counting it until restart.
 
 Ports: controllers/actions.github.com/ephemeralrunner_controller.go (@ed5c8aa0, §8.1–§8.6 of the spec)
 """
@@ -159,6 +161,7 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         try:
             runner = await self.client.get(EPHEMERAL_RUNNER, request.key)
         except NotFoundError:
+            self._publish_phase({"metadata": {"namespace": request.namespace, "name": request.name}}, "")
             return Result()
         if self._superseded.is_stale(runner):
             log.debug("cache shows a version this controller replaced, waiting for the newer one")

@@ -181,6 +181,21 @@ async def test_succeeded_transition_then_the_finalizing_reconcile_removes_it(
     assert gauges("er-succeeded") == {"Pending": 0.0, "Succeeded": 0.0}
 
 
+async def test_a_runner_gone_without_its_finalizers_running_leaves_the_gauges(
+    cluster: FakeCluster, actions: FakeActions
+) -> None:
+    """Python addition: the finalizers were stripped by hand, so the NotFound reconcile removes the runner."""
+    cluster.put(runner_object("er-vanished"))
+    r = make_reconciler(cluster, actions)
+    await r.reconcile(REQ)
+    pod_status(cluster, **RUNNING_CONTAINER)
+    await r.reconcile(REQ)
+    assert gauges("er-vanished") == {"Pending": 1.0}
+    del cluster.store[("EphemeralRunner", NS, NAME)]
+    await r.reconcile(REQ)
+    assert gauges("er-vanished") == {"Pending": 0.0}
+
+
 async def test_a_phase_written_by_someone_else_reaches_the_gauge_on_the_next_reconcile(
     cluster: FakeCluster, actions: FakeActions
 ) -> None:
