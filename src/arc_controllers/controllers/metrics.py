@@ -178,10 +178,6 @@ class RunnerPhaseMetrics:
         entry = self._published.get((namespace, name))
         return entry[0] if entry is not None else None
 
-    def clear(self) -> None:
-        """Python only: forget every runner (the gauges keep their values); for tests."""
-        self._published.clear()
-
     def _add(self, phase: str, labels: dict[str, str], delta: float) -> None:
         """Ports: metrics.updateEphemeralRunner (a phase without a gauge is ignored)"""
         gauge = self.gauges.get(phase)
