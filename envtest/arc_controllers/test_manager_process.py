@@ -68,6 +68,8 @@ async def test_manager_serves_probes_and_metrics_and_stops_cleanly(envtest_envir
                     break
                 await asyncio.sleep(0.2)
             assert r.status == 200
+            for phase in ("pending", "running", "succeeded", "failed", "outdated"):
+                assert f"# TYPE gha_controller_{phase}_ephemeral_runners gauge" in body
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(proc.communicate(), 40)

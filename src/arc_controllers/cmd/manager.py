@@ -162,6 +162,7 @@ def controllers_options(
         listener_image_pull_secrets=options.auto_scaler_image_pull_secrets,
         listener_metrics_addr=options.listener_metrics_addr,
         listener_metrics_endpoint=options.listener_metrics_endpoint,
+        publish_metrics=options.metrics_addr != "0",
         exclude_label_propagation_prefixes=options.exclude_label_propagation_prefixes,
         build_version=version if version is not None else build_version(),
         listener_entrypoint=options.listener_entrypoint,

@@ -76,6 +76,9 @@ class ControllersOptions:
     listener_metrics_endpoint: str = "/metrics"
     """Flag ``--listener-metrics-endpoint``."""
 
+    publish_metrics: bool = False
+    """The EphemeralRunner reconciler publishes the runner phase gauges (main.go: ``--metrics-addr`` is not "0")."""
+
     exclude_label_propagation_prefixes: tuple[str, ...] = ()
     """Flag ``--exclude-label-propagation-prefix`` (repeatable)."""
 
@@ -257,6 +260,7 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
             build_options=build_options,
             max_concurrent_reconciles=options.ephemeral_runner_concurrency,
             skip_name_validation=options.skip_name_validation,
+            publish_metrics=options.publish_metrics,
         )
     return Controllers(
         autoscaling_runner_set=ars,

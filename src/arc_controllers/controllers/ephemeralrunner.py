@@ -4,10 +4,12 @@ The controller writes Pending/Ready, Succeeded, Failed and Outdated, never Runni
 listener writes that when a job starts). Registrations of runners that did not
 deregister themselves are removed by the unregistration queue, never inline.
 
-Differs: none of the ``gha_controller_*_ephemeral_runners`` phase gauges of spec §3.8
-is published (``PublishMetrics``; §8.2 steps 2.1 and 3 and the mark* helpers): the
-controller side has no metrics registry yet (only ``METRICS_SUBSYSTEM`` exists), so the
-port leaves them out rather than publish half of them; reconcile behaviour is unchanged.
+With ``publish_metrics`` on, every reconcile publishes the runner's phase to the
+``gha_controller_*_ephemeral_runners`` gauges (spec §3.8; §8.2 steps 2.1 and 3): the empty
+phase for a runner being deleted, its current phase otherwise (this is how the listener's
+Running reaches the gauges), and each phase the controller writes right after the write.
+Differs: a runner found gone (its finalizers stripped by someone else, so no deletion
+reconcile ran) is also removed from the gauges; upstream keeps counting it until restart.
 
 Ports: controllers/actions.github.com/ephemeralrunner_controller.go (@ed5c8aa0, §8.1–§8.6 of the spec)
 """
@@ -36,6 +38,7 @@ from arc_controllers._runner_constants import (
 from arc_controllers.controllers.actions_seam import ActionsClientFactory, is_runner_exists
 from arc_controllers.controllers.ephemeralrunner_resources import EphemeralRunnerResources
 from arc_controllers.controllers.ephemeralrunner_resources import secret_value as _secret_value
+from arc_controllers.controllers.metrics import RUNNER_PHASE_METRICS, RunnerPhaseMetrics
 from arc_controllers.controllers.patching import (
     LazyCopy,
     SupersededVersions,
@@ -139,6 +142,10 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
     terminated_pod_grace_period_seconds: int = 0
     """Grace period for deleting a fully terminated pod; negative means the default graceful delete."""
     clock: Callable[[], datetime] = _utcnow
+    publish_metrics: bool = False
+    """Publish the phase gauges (main.go: the metrics address is not "0"). Ports: PublishMetrics"""
+    phase_metrics: RunnerPhaseMetrics = field(default_factory=lambda: RUNNER_PHASE_METRICS)
+    """Python only: the per-runner phase bookkeeping (process-wide by default)."""
 
     _superseded: SupersededVersions = field(default_factory=SupersededVersions, init=False, repr=False)
     """Python only: versions of runners this process replaced by its own writes (stale-cache guard)."""
@@ -154,6 +161,7 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         try:
             runner = await self.client.get(EPHEMERAL_RUNNER, request.key)
         except NotFoundError:
+            self._publish_phase({"metadata": {"namespace": request.namespace, "name": request.name}}, "")
             return Result()
         if self._superseded.is_stale(runner):
             log.debug("cache shows a version this controller replaced, waiting for the newer one")
@@ -161,7 +169,9 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         lazy = LazyCopy(runner)
 
         if runner["metadata"].get("deletionTimestamp"):
+            self._publish_phase(runner, "")
             return await self._finalize(lazy)
+        self._publish_phase(runner, _status(runner).get("phase") or "")
         if is_done(runner):
             return await self._release_finished(runner)
         if not self._has_both_finalizers(runner):
@@ -480,11 +490,13 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
     async def _mark_as_failed(self, runner: Object, message: str, reason: str) -> None:
         """Ports: EphemeralRunnerReconciler.markAsFailed"""
         await self._patch_status(runner, phase=PHASE_FAILED, reason=reason, message=message)
+        self._publish_phase(runner, PHASE_FAILED)
         await self._queue_unregistration(runner)
 
     async def _mark_as_outdated(self, runner: Object) -> None:
         """The runner rejected its spec (exit code 7). Ports: EphemeralRunnerReconciler.markAsOutdated"""
         await self._patch_status(runner, phase=PHASE_OUTDATED, reason="Outdated", message="Runner is deprecated")
+        self._publish_phase(runner, PHASE_OUTDATED)
         await self._queue_unregistration(runner)
 
     async def _mark_as_succeeded(self, runner: Object, pod: Object) -> None:
@@ -499,6 +511,7 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
             reason=_status(pod).get("reason", ""),
             message=_status(pod).get("message", ""),
         )
+        self._publish_phase(runner, PHASE_SUCCEEDED)
 
     async def _update_run_status_from_pod(self, runner: Object, pod: Object) -> None:
         """Write Pending (never Running) and Ready from the pod, with the optimistic lock.
@@ -520,3 +533,12 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
             phase=phase, ready=ready, reason=_status(pod).get("reason", ""), message=_status(pod).get("message", "")
         )
         await self._write_status(runner, lazy.merge_from(optimistic_lock=True))
+        self._publish_phase(runner, phase)
+
+    def _publish_phase(self, runner: Object, phase: str) -> None:
+        """Count ``runner`` in ``phase`` on the phase gauges ("" removes it); nothing when metrics are off.
+
+        Ports: the EphemeralRunnerReconciler phase-metric calls (PublishMetrics guard)
+        """
+        if self.publish_metrics:
+            self.phase_metrics.publish(runner, phase)

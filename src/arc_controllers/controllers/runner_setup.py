@@ -106,8 +106,11 @@ def setup_ephemeral_runner_reconciler(
     terminated_pod_grace_period_seconds: int = 0,
     max_concurrent_reconciles: int = DEFAULT_EPHEMERAL_RUNNER_CONCURRENCY,
     skip_name_validation: bool = False,
+    publish_metrics: bool = False,
 ) -> EphemeralRunnerReconciler:
     """``For(EphemeralRunner).Owns(Pod)``; creates and registers the unregistration queue when none is given.
+
+    ``publish_metrics`` turns on the runner phase gauges (spec §3.8).
 
     Ports: EphemeralRunnerReconciler.SetupWithManager
     """
@@ -120,6 +123,7 @@ def setup_ephemeral_runner_reconciler(
         unregistration_queue=unregistration_queue,
         build_options=build_options or RunnerBuildOptions(),
         terminated_pod_grace_period_seconds=terminated_pod_grace_period_seconds,
+        publish_metrics=publish_metrics,
     )
     (
         controller_managed_by(mgr)
