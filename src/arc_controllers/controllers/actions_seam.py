@@ -65,7 +65,8 @@ class RunnerActionsClient(Protocol):
 
 
 ActionsClientFactory = Callable[[Any], Awaitable[RunnerActionsClient]]
-"""Returns the Actions client for an object carrying ``spec.githubConfigUrl``/``githubConfigSecret``.
+"""Returns the Actions client for an object carrying ``spec.githubConfigUrl``/``githubConfigSecret``
+(and optionally ``spec.proxy``/``githubServerTLS``).
 
 Ports: SecretResolver.GetActionsService
 """
