@@ -201,7 +201,8 @@ class SecretActionsClientFactory:
 
     Python only: a stand-in for secretresolver + multiclient (spec §11.1) for the runner
     controllers, reading Kubernetes secrets only: ``vaultConfig`` (Azure Key Vault and
-    its proxy) is out of scope.
+    its proxy) is out of scope, and ``githubConfigSecret`` is read as a Secret even
+    when an object sets it.
     """
 
     def __init__(
