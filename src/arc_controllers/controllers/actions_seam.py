@@ -15,12 +15,16 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
+import structlog
+
+from arc_controllers.controllers.actions_options import ClientConfigError, resolve_client_options
 from arc_controllers.resourcebuilder.runner import JitRunnerConfig
 
 __all__ = [
     "ActionsClientFactory",
+    "ClientConfigError",
     "RunnerActionsClient",
     "RunnerReference",
     "is_actions_not_found",
@@ -28,6 +32,8 @@ __all__ = [
     "is_runner_exists",
     "is_runner_not_found",
 ]
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,7 +65,8 @@ class RunnerActionsClient(Protocol):
 
 
 ActionsClientFactory = Callable[[Any], Awaitable[RunnerActionsClient]]
-"""Returns the Actions client for an object carrying ``spec.githubConfigUrl``/``githubConfigSecret``.
+"""Returns the Actions client for an object carrying ``spec.githubConfigUrl``/``githubConfigSecret``
+(and optionally ``spec.proxy``/``githubServerTLS``).
 
 Ports: SecretResolver.GetActionsService
 """
@@ -133,7 +140,7 @@ class ScaleSetRunnerClient:
 
 @dataclass(slots=True)
 class _CachedClient:
-    """Python only: one built Actions client, when it was last confirmed, and its credentials' digest."""
+    """Python only: one built Actions client, when it was last confirmed, and its settings' digest."""
 
     confirmed_at: float
     fingerprint: str
@@ -141,37 +148,61 @@ class _CachedClient:
     adapter: ScaleSetRunnerClient
 
 
+class _ClientKey(NamedTuple):
+    """Python only: what picks a cached client; the proxy and TLS settings as canonical JSON ("" when unset)."""
+
+    namespace: str
+    secret_name: str
+    config_url: str
+    proxy: str
+    tls: str
+
+
 class SecretActionsClientFactory:
-    """Builds (and keeps) one Actions client per namespace, config secret and config URL.
+    """Builds (and keeps) one Actions client per namespace, config secret, config URL, proxy and TLS setting.
 
     Reads ``spec.githubConfigSecret`` from the object's namespace (``github_token``, or
-    ``github_app_id``/``github_app_installation_id``/``github_app_private_key``) and keeps
-    the client for ``ttl`` seconds, so a reconcile does not re-read the secret each time
-    (Go's multiclient re-reads it on every call). One client per key is enough: the
-    Actions client serialises only its admin-token renewal, so JIT registrations of many
-    runners run concurrently on it.
+    ``github_app_id``/``github_app_installation_id``/``github_app_private_key``), and
+    what ``spec.proxy`` and ``spec.githubServerTLS`` point at (proxy credential secrets,
+    the CA config map; see `resolve_client_options`), and keeps the client for ``ttl``
+    seconds, so a reconcile does not re-read them each time (Go's multiclient re-reads
+    them on every call). One client per key is enough: the Actions client serialises
+    only its admin-token renewal, so JIT registrations of many runners run concurrently
+    on it.
+
+    Cache key: (namespace, secret name, config URL, ``spec.proxy``, ``spec.githubServerTLS``).
+    Go's key counts only whether a proxy is set; here two objects with different proxy
+    or TLS settings never share a client, and editing either setting builds a new
+    client at once. An object without ``spec.proxy`` gets a client that follows the
+    environment's ``HTTP(S)_PROXY``/``NO_PROXY``; one with ``spec.proxy`` ignores them.
 
     Concurrency: a per-key lock makes callers that arrive while the client is being
     built (cold cache or expired TTL) wait for that one build and share its client: one
-    secret read and one client per key, however many reconciles ask at once.
+    read of the secret, credential secrets and config map, and one client, per key,
+    however many reconciles ask at once.
 
-    Expiry: after ``ttl`` seconds the secret is read again. Unchanged credentials keep
-    the same client; changed ones build a new client, and the old one is retired, not
-    closed, since other tasks may still be mid-request on it. Retired clients are
-    closed by `aclose` (one per credential rotation, so the list stays small).
+    Expiry: after ``ttl`` seconds the secret, the proxy credentials and the CA are read
+    again. Unchanged values keep the same client; a rotated token, proxy password or CA
+    builds a new client, and the old one is retired, not closed, since other tasks may
+    still be mid-request on it. Retired clients are closed by `aclose` (one per change,
+    so the list stays small).
 
     Args:
-        reader: reads the Secret (``get(gvk, key)``), normally the manager's API reader.
-        ttl: seconds a client is used before its secret is read again.
+        reader: reads Secrets and ConfigMaps (``get(gvk, key)``), normally the manager's API reader.
+        ttl: seconds a client is used before its secret, proxy credentials and CA are read again.
         version: the controller version sent in the Actions client's user agent.
-        build_client: ``(config_url, credentials, *, system_info) -> client``; defaults to
-            `arc_controllers.actions.new_client` (tests pass a fake).
+        build_client: ``(config_url, credentials, *, system_info, proxy, root_ca) -> client``;
+            defaults to `arc_controllers.actions.new_client` (tests pass a fake).
 
-    Raises (from ``__call__``): whatever the reader raises (the Secret is missing), and
-    ``KeyError``/``ValueError`` for a Secret without usable credentials.
+    Raises (from ``__call__``): whatever the reader raises (the config Secret is missing),
+    ``KeyError``/``ValueError`` for a Secret without usable credentials, and
+    `ClientConfigError` for a proxy or TLS setting that cannot be resolved. Only the
+    reconcile of that object fails. No secret value, proxy URL or CA is logged.
 
-    Python only: a minimal stand-in for secretresolver + multiclient (spec §11.1) for the
-    runner controllers; no vault, proxy or TLS config map.
+    Python only: a stand-in for secretresolver + multiclient (spec §11.1) for the runner
+    controllers, reading Kubernetes secrets only: ``vaultConfig`` (Azure Key Vault and
+    its proxy) is out of scope, and ``githubConfigSecret`` is read as a Secret even
+    when an object sets it.
     """
 
     def __init__(
@@ -187,8 +218,8 @@ class SecretActionsClientFactory:
         self._ttl = ttl
         self._version = version
         self._build_client = build_client
-        self._clients: dict[tuple[str, str, str], _CachedClient] = {}
-        self._locks: dict[tuple[str, str, str], asyncio.Lock] = {}
+        self._clients: dict[_ClientKey, _CachedClient] = {}
+        self._locks: dict[_ClientKey, asyncio.Lock] = {}
         self._retired: list[Any] = []
 
     async def __call__(self, obj: Any) -> RunnerActionsClient:
@@ -216,16 +247,17 @@ class SecretActionsClientFactory:
         from arc_controllers.api.v1alpha1.appconfig import AppConfig
         from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 
-        namespace, secret_name, _ = self._key(obj)
-        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, secret_name))
+        key = self._key(obj)
+        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(key.namespace, key.secret_name))
         data = {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
         return AppConfig.from_secret_data(data)
 
     @staticmethod
-    def _key(obj: Any) -> tuple[str, str, str]:
-        """Python only: (namespace of the config secret, its name, the config URL) for ``obj``.
+    def _key(obj: Any) -> _ClientKey:
+        """Python only: the cache key of ``obj``'s client.
 
-        A listener's secret lives in its scale set's namespace.
+        An EphemeralRunnerSet's settings sit under ``spec.ephemeralRunnerSpec``; a
+        listener's secrets and config maps live in its scale set's namespace.
         """
         spec = obj.get("spec") or {}
         if obj.get("kind") == "EphemeralRunnerSet":
@@ -233,7 +265,13 @@ class SecretActionsClientFactory:
         namespace = obj["metadata"]["namespace"]
         if obj.get("kind") == "AutoscalingListener":
             namespace = spec.get("autoscalingRunnerSetNamespace") or namespace
-        return (namespace, str(spec.get("githubConfigSecret") or ""), str(spec.get("githubConfigUrl") or ""))
+        return _ClientKey(
+            namespace=namespace,
+            secret_name=str(spec.get("githubConfigSecret") or ""),
+            config_url=str(spec.get("githubConfigUrl") or ""),
+            proxy=_canonical(spec.get("proxy")),
+            tls=_canonical(spec.get("githubServerTLS")),
+        )
 
     async def _entry(self, obj: Any) -> _CachedClient:
         """Python only: the cached client for ``obj``; one build per key however many callers ask at once."""
@@ -248,22 +286,32 @@ class SecretActionsClientFactory:
                 return cached
             return await self._refresh(key)
 
-    def _fresh(self, key: tuple[str, str, str]) -> _CachedClient | None:
+    def _fresh(self, key: _ClientKey) -> _CachedClient | None:
         """Python only: the cached client for ``key`` if it is younger than the TTL."""
         cached = self._clients.get(key)
         if cached is not None and time.monotonic() - cached.confirmed_at < self._ttl:
             return cached
         return None
 
-    async def _refresh(self, key: tuple[str, str, str]) -> _CachedClient:
-        """Python only: read the secret; keep the client if its credentials are unchanged, else build one."""
+    async def _refresh(self, key: _ClientKey) -> _CachedClient:
+        """Python only: read the secret, proxy credentials and CA; keep the client if none changed, else build one.
+
+        Ports: SecretResolver.GetActionsService and multiclient.Scaleset.GetClientFor
+        """
         from arc_controllers.actions import GitHubAppAuth, PersonalAccessToken, SystemInfo, new_client
         from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 
-        namespace, secret_name, config_url = key
-        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(namespace, secret_name))
+        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(key.namespace, key.secret_name))
         raw = secret.get("data") or {}
-        fingerprint = hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()
+        options = await resolve_client_options(
+            self._reader,
+            namespace=key.namespace,
+            proxy=json.loads(key.proxy) if key.proxy else None,
+            tls=json.loads(key.tls) if key.tls else None,
+        )
+        fingerprint = hashlib.sha256(
+            json.dumps({"secret": raw, "options": options.digest()}, sort_keys=True).encode()
+        ).hexdigest()
         now = time.monotonic()
         old = self._clients.get(key)
         if old is not None and old.fingerprint == fingerprint:
@@ -281,7 +329,11 @@ class SecretActionsClientFactory:
             )
         build = self._build_client or new_client
         client = build(
-            config_url, credentials, system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller")
+            key.config_url,
+            credentials,
+            system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller"),
+            proxy=options.proxy,
+            root_ca=options.root_ca,
         )
         entry = _CachedClient(
             confirmed_at=now, fingerprint=fingerprint, client=client, adapter=ScaleSetRunnerClient(client)
@@ -289,6 +341,14 @@ class SecretActionsClientFactory:
         if old is not None:
             self._retired.append(old.client)  # may still carry requests: closed by aclose
         self._clients[key] = entry
+        log.info(
+            "built actions client",
+            namespace=key.namespace,
+            github_config_secret=key.secret_name,
+            proxy=options.proxy is not None,
+            root_ca=bool(options.root_ca),
+            replaced=old is not None,
+        )
         return entry
 
     async def aclose(self) -> None:
@@ -305,3 +365,8 @@ class SecretActionsClientFactory:
                 first = first or err
         if first is not None:
             raise first
+
+
+def _canonical(value: Any) -> str:
+    """Python only: ``value`` as sorted compact JSON; "" for ``None`` (a setting left out)."""
+    return "" if value is None else json.dumps(value, sort_keys=True, separators=(",", ":"))

@@ -28,8 +28,10 @@ class SecretReader:
 
 
 class FakeActionsClient:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, proxy: Any = None, root_ca: str = "") -> None:
         self.url = url
+        self.proxy = proxy
+        self.root_ca = root_ca
         self.closed = False
 
     async def aclose(self) -> None:
@@ -40,8 +42,10 @@ class Builder:
     def __init__(self) -> None:
         self.built: list[FakeActionsClient] = []
 
-    def __call__(self, url: str, credentials: Any, *, system_info: Any) -> FakeActionsClient:
-        client = FakeActionsClient(url)
+    def __call__(
+        self, url: str, credentials: Any, *, system_info: Any, proxy: Any = None, root_ca: str = ""
+    ) -> FakeActionsClient:
+        client = FakeActionsClient(url, proxy=proxy, root_ca=root_ca)
         self.built.append(client)
         return client
 
