@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import tomllib
+from pathlib import Path
 from types import ModuleType
 
 import grimp
@@ -78,3 +80,27 @@ def private_imports_across_packages(*roots: str) -> list[tuple[str, str]]:
 def test_private_modules_stay_in_their_package() -> None:
     """A module whose name starts with an underscore is imported only from inside its package."""
     assert private_imports_across_packages("reconcilekit", "arc_controllers") == []
+
+
+def test_protected_contract_names_every_private_reconcilekit_module() -> None:
+    """The import-linter contract keeping arc_controllers off reconcilekit internals lists each private module.
+
+    import-linter cannot match "any module whose name starts with an underscore", so the contract
+    names them one by one; this keeps that list from going stale when a private module is added.
+    """
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    contract = next(
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"] == "arc_controllers uses no reconcilekit internals"
+    )
+    graph = grimp.build_graph("reconcilekit")
+    outermost_private = set()
+    for module in graph.modules:
+        parts = module.split(".")
+        private_at = next(
+            (i for i, part in enumerate(parts) if part.startswith("_") and not part.startswith("__")), None
+        )
+        if private_at is not None:
+            outermost_private.add(".".join(parts[: private_at + 1]))
+    assert outermost_private == set(contract["protected_modules"])

@@ -1,7 +1,9 @@
-"""The names the runner controllers and the runner builder use, in short local spellings.
+"""The names the controllers and the resource builders share, in short local spellings.
 
 Python only: every value comes from `arc_controllers.constants` (constants.go); this
-module adds the GroupVersionKinds and the runner phases the runner code speaks in.
+module adds the GroupVersionKinds every reconciler watches or owns and the runner phases
+the runner code speaks in. The kinds live here, not in one reconciler's module, so that the
+four reconcilers stay independent of each other (the import-linter independence contract).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ __all__ = [
     "ANNOTATION_ACTIONABLE_REVISION",
     "ANNOTATION_PATCH_ID",
     "API_VERSION",
+    "AUTOSCALING_LISTENER",
+    "AUTOSCALING_RUNNER_SET",
     "ENV_CONTAINER_HOOKS",
     "ENV_RUNNER_DEPRECATED_EXIT_CODE",
     "ENV_RUNNER_EXTRA_USER_AGENT",
@@ -39,16 +43,24 @@ __all__ = [
     "PHASE_RUNNING",
     "PHASE_SUCCEEDED",
     "POD",
+    "ROLE",
+    "ROLE_BINDING",
     "SECRET",
+    "SERVICE_ACCOUNT",
 ]
 
 GROUP: Final = "actions.github.com"
 API_VERSION: Final = "actions.github.com/v1alpha1"
 
+AUTOSCALING_RUNNER_SET: Final = GroupVersionKind(GROUP, "v1alpha1", "AutoscalingRunnerSet")
+AUTOSCALING_LISTENER: Final = GroupVersionKind(GROUP, "v1alpha1", "AutoscalingListener")
 EPHEMERAL_RUNNER_SET: Final = GroupVersionKind(GROUP, "v1alpha1", "EphemeralRunnerSet")
 EPHEMERAL_RUNNER: Final = GroupVersionKind(GROUP, "v1alpha1", "EphemeralRunner")
 POD: Final = GroupVersionKind("", "v1", "Pod")
 SECRET: Final = GroupVersionKind("", "v1", "Secret")
+SERVICE_ACCOUNT: Final = GroupVersionKind("", "v1", "ServiceAccount")
+ROLE: Final = GroupVersionKind("rbac.authorization.k8s.io", "v1", "Role")
+ROLE_BINDING: Final = GroupVersionKind("rbac.authorization.k8s.io", "v1", "RoleBinding")
 
 LABEL_COMPONENT: Final = c.LABEL_KEY_KUBERNETES_COMPONENT
 LABEL_SCALE_SET_NAME: Final = c.LABEL_KEY_GITHUB_SCALE_SET_NAME

@@ -15,16 +15,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import API_VERSION, EPHEMERAL_RUNNER_SET, POD
-from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
-from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
-from arc_controllers.controllers.autoscalingrunnerset import (
+from arc_controllers._runner_constants import (
+    API_VERSION,
     AUTOSCALING_LISTENER,
     AUTOSCALING_RUNNER_SET,
-    AUTOSCALING_RUNNER_SET_OWNER_KEY,
+    EPHEMERAL_RUNNER_SET,
+    POD,
     ROLE,
     ROLE_BINDING,
     SERVICE_ACCOUNT,
+)
+from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
+from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
+from arc_controllers.controllers.autoscalingrunnerset import (
+    AUTOSCALING_RUNNER_SET_OWNER_KEY,
     AutoscalingRunnerSetReconciler,
     autoscaling_runner_set_owner_index_value,
 )

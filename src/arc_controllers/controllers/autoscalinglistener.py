@@ -20,16 +20,17 @@ from typing import Any
 import structlog
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import POD, SECRET
-from arc_controllers.api.v1alpha1.appconfig import AppConfig
-from arc_controllers.api.v1alpha1.equality import semantic_equal
-from arc_controllers.controllers.autoscalingrunnerset import (
+from arc_controllers._runner_constants import (
     AUTOSCALING_LISTENER,
     AUTOSCALING_RUNNER_SET,
+    POD,
     ROLE,
     ROLE_BINDING,
+    SECRET,
     SERVICE_ACCOUNT,
 )
+from arc_controllers.api.v1alpha1.appconfig import AppConfig
+from arc_controllers.api.v1alpha1.equality import semantic_equal
 from arc_controllers.controllers.helpers import listener_pod_spec_requires_recreation
 from arc_controllers.controllers.metrics import publish_listener_down, publish_listener_up
 from arc_controllers.controllers.patching import add_finalizer, contains_finalizer, merge_patch, remove_finalizer

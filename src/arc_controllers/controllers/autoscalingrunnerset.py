@@ -22,7 +22,16 @@ from typing import Any, Protocol
 import structlog
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import EPHEMERAL_RUNNER_SET, GROUP, PHASE_OUTDATED, SECRET
+from arc_controllers._runner_constants import (
+    AUTOSCALING_LISTENER,
+    AUTOSCALING_RUNNER_SET,
+    EPHEMERAL_RUNNER_SET,
+    PHASE_OUTDATED,
+    ROLE,
+    ROLE_BINDING,
+    SECRET,
+    SERVICE_ACCOUNT,
+)
 from arc_controllers.api.v1alpha1.version import is_version_allowed
 from arc_controllers.controllers.actions_seam import is_actions_not_found
 from arc_controllers.controllers.helpers import (
@@ -56,12 +65,6 @@ __all__ = [
 ]
 
 log = structlog.get_logger(__name__)
-
-AUTOSCALING_RUNNER_SET = GroupVersionKind(GROUP, "v1alpha1", "AutoscalingRunnerSet")
-AUTOSCALING_LISTENER = GroupVersionKind(GROUP, "v1alpha1", "AutoscalingListener")
-SERVICE_ACCOUNT = GroupVersionKind("", "v1", "ServiceAccount")
-ROLE = GroupVersionKind("rbac.authorization.k8s.io", "v1", "Role")
-ROLE_BINDING = GroupVersionKind("rbac.authorization.k8s.io", "v1", "RoleBinding")
 
 AUTOSCALING_RUNNER_SET_OWNER_KEY = ".spec.autoscalingRunnerSet"
 """The client-side field index on AutoscalingListeners naming their scale set. Ports: autoscalingRunnerSetOwnerKey"""

@@ -52,6 +52,7 @@ from arc_controllers.controllers.runnerstates import (
     is_done,
     last_failure,
     parse_time,
+    pod_ready,
     runner_id,
 )
 from arc_controllers.controllers.unregistration import RunnerUnregistrationQueue
@@ -119,15 +120,6 @@ def _runner_container_status(pod: Object) -> dict[str, Any] | None:
             found: dict[str, Any] = cs
             return found
     return None
-
-
-def _pod_ready(pod: Object) -> bool:
-    """The Ready condition with the latest lastTransitionTime; False when there is none. Ports: podReady"""
-    ready = [c for c in _status(pod).get("conditions") or [] if c.get("type") == "Ready"]
-    if not ready:
-        return False
-    latest = max(ready, key=lambda c: str(c.get("lastTransitionTime") or ""))
-    return bool(latest.get("status") == "True")
 
 
 @dataclass(kw_only=True)
@@ -522,7 +514,7 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         """
         if _status(pod).get("phase") in ("Succeeded", "Failed"):
             return
-        ready = _pod_ready(pod)
+        ready = pod_ready(pod)
         current = _status(runner)
         phase = current.get("phase") or PHASE_PENDING
         if phase == current.get("phase") and ready == bool(current.get("ready")):

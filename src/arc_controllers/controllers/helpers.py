@@ -9,12 +9,14 @@ Ports: controllers/actions.github.com/helpers.go
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from arc_controllers import constants
 from arc_controllers._runner_constants import PHASE_OUTDATED
+from arc_controllers.api.v1alpha1.autoscalinglistener import AutoscalingListenerSpec
 from arc_controllers.api.v1alpha1.equality import QUANTITY_MAP_KEYS, semantic_equal
 
 __all__ = [
@@ -97,15 +99,25 @@ def ephemeral_runner_set_outdated_for_applied_revision(current: _Obj) -> bool:
 def listener_spec_changed(current: _Obj, desired: _Obj) -> bool:
     """The listener specs differ, ignoring ``phase`` (only the scale set controller writes it) (#4682).
 
+    Compared as `AutoscalingListenerSpec` models, so a struct-typed field (the four
+    metadata blocks, metrics, proxy, TLS, vault, listener config) is a Go pointer: absent
+    differs from present-but-empty, while empty maps and lists inside it equal absent ones.
+    Neither argument is changed.
+
     Ports: listenerSpecChanged
     """
     if current is None or desired is None:
         return current is not desired
-    live = dict(copy.deepcopy(_spec(current)))
-    want = dict(copy.deepcopy(_spec(desired)))
-    live.pop("phase", None)
-    want.pop("phase", None)
-    return not semantic_equal(live, want)
+    return not semantic_equal(_listener_spec_without_phase(current), _listener_spec_without_phase(desired))
+
+
+def _listener_spec_without_phase(listener: Mapping[str, Any]) -> Any:
+    """Python only: the spec minus ``phase``, as a model; plain JSON when the model rejects it."""
+    spec = {key: value for key, value in _spec(listener).items() if key != "phase"}
+    try:
+        return AutoscalingListenerSpec.model_validate(spec)
+    except ValidationError:
+        return spec
 
 
 def listener_config_changed(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:

@@ -1,8 +1,10 @@
 """ARC's event filters: an owned object's update passes only when a field its owner's reconciler reads changed.
 
-Create, delete and generic events always pass. "Reconciled metadata" is generation,
+Create, delete and generic events always pass, and so does an update of an object of
+another kind than the predicate reasons about. "Reconciled metadata" is generation,
 deletionTimestamp, finalizers, labels, annotations and ownerReferences; resourceVersion,
-managedFields and the other timestamps never wake a reconciler.
+managedFields and the other timestamps never wake a reconciler. Status scalars compare
+with absent and the zero value alike (Go reads both as the zero value).
 
 Ports: controllers/actions.github.com/predicates.go
 """
@@ -13,11 +15,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from arc_controllers.api.v1alpha1.equality import semantic_equal
+from arc_controllers.controllers.runnerstates import pod_ready
 from reconcilekit.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 
 __all__ = [
     "ProjectionPredicate",
     "autoscaling_runner_set_runner_set_predicate",
+    "ephemeral_runner_pod_predicate",
+    "ephemeral_runner_set_runner_predicate",
     "listener_pod_predicate",
     "listener_service_account_predicate",
 ]
@@ -39,10 +44,24 @@ class ProjectionPredicate:
     Ports: the projection predicates of predicates.go (updatePredicate)
     """
 
-    def __init__(self, name: str, projection: Projection) -> None:
-        """Python only: name the predicate and keep its projection."""
+    def __init__(self, name: str, projection: Projection, *, kind: str | None = None) -> None:
+        """Python only: name the predicate, keep its projection and the kind it reasons about.
+
+        Args:
+            name: for logs and tests.
+            projection: the fields the owning reconciler reads, as one comparable value.
+            kind: the object kind the projection is written for; an update whose objects name
+                another ``kind`` passes unfiltered (Go: the failed type assertion). Objects
+                without a ``kind`` (list items may lack it) are taken to be of this kind.
+        """
         self.name = name
         self._projection = projection
+        self._kind = kind
+
+    def _of_kind(self, obj: Mapping[str, Any]) -> bool:
+        """Python only: the object is of the kind the projection reasons about (or names no kind)."""
+        kind = obj.get("kind")
+        return self._kind is None or not kind or kind == self._kind
 
     def create(self, event: CreateEvent, /) -> bool:
         """Always passes.
@@ -73,29 +92,64 @@ class ProjectionPredicate:
         old, new = event.object_old, event.object_new
         if not isinstance(old, Mapping) or not isinstance(new, Mapping):
             return True
+        if not (self._of_kind(old) and self._of_kind(new)):
+            return True
         return not semantic_equal(self._projection(old), self._projection(new))
+
+
+def _status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Python only: ``obj["status"]``, or an empty dict."""
+    status: Mapping[str, Any] = obj.get("status") or {}
+    return status
 
 
 def _runner_set_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the EphemeralRunnerSet fields the AutoscalingRunnerSet reconciler reads."""
-    status = obj.get("status") or {}
+    status = _status(obj)
     return (
         _reconciled_metadata(obj),
         obj.get("spec"),
-        status.get("phase"),
-        status.get("appliedActionableRevision"),
+        status.get("phase") or "",
+        status.get("appliedActionableRevision") or 0,
+    )
+
+
+def _runner_projection(obj: Mapping[str, Any]) -> Any:
+    """Python only: the EphemeralRunner fields the EphemeralRunnerSet reconciler reads."""
+    status = _status(obj)
+    return (
+        _reconciled_metadata(obj),
+        obj.get("spec"),
+        status.get("phase") or "",
+        status.get("runnerId") or 0,
+        status.get("jobId") or "",
+    )
+
+
+def _runner_pod_projection(obj: Mapping[str, Any]) -> Any:
+    """Python only: the Pod fields the EphemeralRunner reconciler reads (no labels, no spec)."""
+    meta, status = obj.get("metadata") or {}, _status(obj)
+    return (
+        meta.get("uid") or "",
+        meta.get("deletionTimestamp"),
+        status.get("phase") or "",
+        status.get("reason") or "",
+        status.get("message") or "",
+        status.get("containerStatuses"),
+        status.get("initContainerStatuses"),
+        pod_ready(obj),
     )
 
 
 def _listener_pod_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the Pod fields the AutoscalingListener reconciler reads."""
-    status = obj.get("status") or {}
+    status = _status(obj)
     return (
         _reconciled_metadata(obj),
         obj.get("spec"),
-        status.get("phase"),
-        status.get("reason"),
-        status.get("message"),
+        status.get("phase") or "",
+        status.get("reason") or "",
+        status.get("message") or "",
         status.get("containerStatuses"),
     )
 
@@ -105,22 +159,44 @@ def autoscaling_runner_set_runner_set_predicate() -> ProjectionPredicate:
 
     Not ``finishedRunnerCleanupPatchID``.
 
-    Ports: the AutoscalingRunnerSet ← EphemeralRunnerSet predicate
+    Ports: autoscalingRunnerSetOwnedEphemeralRunnerSetPredicate
     """
-    return ProjectionPredicate("autoscalingrunnerset-ephemeralrunnerset", _runner_set_projection)
+    return ProjectionPredicate(
+        "autoscalingrunnerset-ephemeralrunnerset", _runner_set_projection, kind="EphemeralRunnerSet"
+    )
+
+
+def ephemeral_runner_set_runner_predicate() -> ProjectionPredicate:
+    """ERS ← owned EphemeralRunner: metadata, whole spec, ``status.phase``, ``status.runnerId``, ``status.jobId``.
+
+    Not ready, failures, reason, message or the other job fields the listener writes.
+
+    Ports: ephemeralRunnerSetOwnedEphemeralRunnerPredicate
+    """
+    return ProjectionPredicate("ephemeralrunnerset-ephemeralrunner", _runner_projection, kind="EphemeralRunner")
+
+
+def ephemeral_runner_pod_predicate() -> ProjectionPredicate:
+    """ER ← owned Pod: UID, deletion, phase/reason/message, (init) container statuses, computed Ready.
+
+    Not labels, IPs, node, start time, other conditions, nor a Ready transition time alone.
+
+    Ports: ephemeralRunnerOwnedPodPredicate
+    """
+    return ProjectionPredicate("ephemeralrunner-pod", _runner_pod_projection, kind="Pod")
 
 
 def listener_pod_predicate() -> ProjectionPredicate:
     """Listener ← owned Pod: metadata, whole spec, phase/reason/message, container statuses.
 
-    Ports: the AutoscalingListener ← Pod predicate
+    Ports: autoscalingListenerOwnedPodPredicate
     """
-    return ProjectionPredicate("autoscalinglistener-pod", _listener_pod_projection)
+    return ProjectionPredicate("autoscalinglistener-pod", _listener_pod_projection, kind="Pod")
 
 
 def listener_service_account_predicate() -> ProjectionPredicate:
     """Listener ← owned ServiceAccount: reconciled metadata only.
 
-    Ports: the AutoscalingListener ← ServiceAccount predicate
+    Ports: autoscalingListenerOwnedServiceAccountPredicate
     """
-    return ProjectionPredicate("autoscalinglistener-serviceaccount", _reconciled_metadata)
+    return ProjectionPredicate("autoscalinglistener-serviceaccount", _reconciled_metadata, kind="ServiceAccount")

@@ -13,6 +13,7 @@ from arc_controllers._runner_constants import API_VERSION, EPHEMERAL_RUNNER, EPH
 from arc_controllers.controllers.actions_seam import ActionsClientFactory
 from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
 from arc_controllers.controllers.ephemeralrunnerset import RESOURCE_OWNER_KEY, EphemeralRunnerSetReconciler
+from arc_controllers.controllers.predicates import ephemeral_runner_pod_predicate, ephemeral_runner_set_runner_predicate
 from arc_controllers.controllers.unregistration import RunnerUnregistrationQueue
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
 from reconcilekit.builder import controller_managed_by
@@ -70,7 +71,7 @@ def setup_ephemeral_runner_set_reconciler(
     max_concurrent_reconciles: int = DEFAULT_EPHEMERAL_RUNNER_SET_CONCURRENCY,
     skip_name_validation: bool = False,
 ) -> EphemeralRunnerSetReconciler:
-    """``For(EphemeralRunnerSet).Owns(EphemeralRunner)`` with the resource-version filter.
+    """``For(EphemeralRunnerSet).Owns(EphemeralRunner)`` with the resource-version filter and the runner projection.
 
     Ports: EphemeralRunnerSetReconciler.SetupWithManager
     """
@@ -83,7 +84,7 @@ def setup_ephemeral_runner_set_reconciler(
     (
         controller_managed_by(mgr)
         .for_(EPHEMERAL_RUNNER_SET)
-        .owns(EPHEMERAL_RUNNER)
+        .owns(EPHEMERAL_RUNNER, predicates=[ephemeral_runner_set_runner_predicate()])
         .with_event_filter(ResourceVersionChangedPredicate())
         .with_options(
             ControllerOptions(
@@ -108,7 +109,9 @@ def setup_ephemeral_runner_reconciler(
     skip_name_validation: bool = False,
     publish_metrics: bool = False,
 ) -> EphemeralRunnerReconciler:
-    """``For(EphemeralRunner).Owns(Pod)``; creates and registers the unregistration queue when none is given.
+    """``For(EphemeralRunner).Owns(Pod)`` with the pod projection.
+
+    Creates and registers the unregistration queue when none is given.
 
     ``publish_metrics`` turns on the runner phase gauges (spec §3.8).
 
@@ -128,7 +131,7 @@ def setup_ephemeral_runner_reconciler(
     (
         controller_managed_by(mgr)
         .for_(EPHEMERAL_RUNNER)
-        .owns(POD)
+        .owns(POD, predicates=[ephemeral_runner_pod_predicate()])
         .with_event_filter(ResourceVersionChangedPredicate())
         .with_options(
             ControllerOptions(

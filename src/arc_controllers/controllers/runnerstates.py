@@ -34,6 +34,7 @@ __all__ = [
     "new_ephemeral_runners_by_states",
     "object_key",
     "parse_time",
+    "pod_ready",
     "runner_id",
     "secret_ref",
     "spec_of",
@@ -87,6 +88,30 @@ def parse_time(value: str | None) -> datetime | None:
     if not value:
         return None
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def pod_ready(pod: Mapping[str, Any]) -> bool:
+    """The status of the Ready condition with the latest ``lastTransitionTime``; False when there is none.
+
+    A Ready condition without a (parseable) transition time never counts (Go: the zero
+    time is not after the zero time), and of two with the same time the first wins. The EphemeralRunner
+    reconciler mirrors this into ``status.ready`` and the runner's pod predicate wakes it
+    whenever it changes, so both must compute it here.
+
+    Ports: podReady (predicates.go)
+    """
+    ready = False
+    latest: datetime | None = None
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") != "Ready":
+            continue
+        try:
+            at = parse_time(condition.get("lastTransitionTime"))
+        except ValueError:
+            continue
+        if at is not None and (latest is None or at > latest):
+            ready, latest = condition.get("status") == "True", at
+    return ready
 
 
 def last_failure(runner: Mapping[str, Any]) -> datetime | None:

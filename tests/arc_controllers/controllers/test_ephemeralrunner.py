@@ -77,7 +77,9 @@ def running_container(ready: bool = False) -> dict[str, Any]:
     return {
         "phase": "Running",
         "containerStatuses": [{"name": "runner", "state": {"running": {}}}],
-        "conditions": [{"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": "t1"}],
+        "conditions": [
+            {"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+        ],
     }
 
 

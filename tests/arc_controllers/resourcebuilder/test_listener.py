@@ -114,6 +114,7 @@ def test_trim_label_value() -> None:
     assert trim_label_value("a" * 63) == "a" * 63
 
 
+# Upstream: TestMergeAnnotations (aliasing only; the full table is in test_metadata.py)
 def test_merge_helpers_never_alias() -> None:
     base = {"a": "1"}
     merged = merge_annotations(base, {"b": "2"})
