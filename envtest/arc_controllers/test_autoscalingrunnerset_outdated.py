@@ -2,8 +2,8 @@
 
 Upstream: Describe "Test AutoscalingRunnerSet outdated lifecycle" (#4652/#4660),
 "AutoscalingListener empty collection convergence" (autoscalingrunnerset_listener_drift_test.go, #4682),
-"Resource metadata empty collection convergence" (autoscalingrunnerset_metadata_test.go, #4695),
-and TestAutoscalingRunnerSetParksFirstRejectionOfPublishedGeneration. As upstream's ARS suite, the
+and TestAutoscalingRunnerSetParksFirstRejectionOfPublishedGeneration ("Resource metadata empty collection
+convergence", #4695, is in test_autoscalingrunnerset_metadata.py). As upstream's ARS suite, the
 EphemeralRunnerSet controller does not run: the test writes the set's status.
 """
 
@@ -203,36 +203,3 @@ async def test_listener_empty_collection_convergence(world: World, case: str) ->
     w = world
     await w.start(enabled=("autoscalingrunnerset", "autoscalinglistener"))
     await _converges(w, w.ars(**_collections(case)))
-
-
-@pytest.mark.parametrize(
-    "field",
-    [
-        "autoscalingListener",
-        "listenerServiceAccountMetadata",
-        "listenerRoleMetadata",
-        "listenerRoleBindingMetadata",
-        "listenerConfigSecretMetadata",
-        "ephemeralRunnerSetMetadata",
-        "ephemeralRunnerMetadata",
-        "ephemeralRunnerConfigSecretMetadata",
-        "all",
-    ],
-)
-# Upstream: Describe "Resource metadata empty collection convergence" (#4695)
-#   It "<field> with empty [labels annotations]"
-async def test_resource_metadata_empty_collection_convergence(world: World, field: str) -> None:
-    w = world
-    fields = [
-        "autoscalingListener",
-        "listenerServiceAccountMetadata",
-        "listenerRoleMetadata",
-        "listenerRoleBindingMetadata",
-        "listenerConfigSecretMetadata",
-        "ephemeralRunnerSetMetadata",
-        "ephemeralRunnerMetadata",
-        "ephemeralRunnerConfigSecretMetadata",
-    ]
-    chosen = fields if field == "all" else [field]
-    await w.start()
-    await _converges(w, w.ars(**{f: {"labels": {}, "annotations": {}} for f in chosen}))
