@@ -250,8 +250,10 @@ async def suite(
         async def reconciled_again() -> bool:
             return all(reconciles(c) - totals[c] >= count for c in CONTROLLERS)
 
-        await eventually(reconciled_again, within=60)
-        with contextlib.suppress(AssertionError):  # a case that moves is reported by its own test
+        # a controller stuck on one case (or a case that keeps moving) is reported by that case's own test
+        with contextlib.suppress(AssertionError):
+            await eventually(reconciled_again, within=30)
+        with contextlib.suppress(AssertionError):
             await consistently(lambda: _quiet(suite), duration=2.0)
         for case in cases.values():
             if case.error is None:
