@@ -135,9 +135,10 @@ class World:
         if chart_rbac is None:
             chart_rbac = os.environ.get("ARC_ENVTEST_CHART_RBAC") == "1"
         if chart_rbac:
-            await install_chart_rbac(
-                self.client, controller_namespace=self.controller_namespace, namespace=self.namespace, tls=tls
-            )
+            if not self.restricted:  # a restarted manager reuses the rules installed for the first
+                await install_chart_rbac(
+                    self.client, controller_namespace=self.controller_namespace, namespace=self.namespace, tls=tls
+                )
             config = await service_account_config(
                 self.client, config, namespace=self.controller_namespace, name=CONTROLLER_SERVICE_ACCOUNT
             )
