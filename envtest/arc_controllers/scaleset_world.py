@@ -13,7 +13,7 @@ import base64
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,25 +116,36 @@ class World:
         """A per-test AutoscalingRunnerSet name (scale set names are global in the fake service)."""
         return "asrs-" + self.namespace.rsplit("-", 1)[-1]
 
-    async def start(self, *, chart_rbac: bool | None = None, tls: bool = False, **options: Any) -> Controllers:
+    async def start(
+        self,
+        *,
+        chart_rbac: bool | None = None,
+        tls: bool = False,
+        wrap_client: Callable[[Any], Any] | None = None,
+        **options: Any,
+    ) -> Controllers:
         """Start a manager with the controllers (all four unless ``enabled`` says otherwise).
 
         With ``chart_rbac`` (default: env ``ARC_ENVTEST_CHART_RBAC=1``) the manager runs
         as a ServiceAccount holding only the rules ARC's Helm charts grant (`chart_rbac`).
+        ``wrap_client`` wraps the manager's client (e.g. a `reconcilekit.testing.InterceptorClient`
+        recording or refusing calls), as upstream hands its reconcilers an interceptor.
         """
         config = await load_rest_config(self.env.kubeconfig_path)
         if chart_rbac is None:
             chart_rbac = os.environ.get("ARC_ENVTEST_CHART_RBAC") == "1"
         if chart_rbac:
-            await install_chart_rbac(
-                self.client, controller_namespace=self.controller_namespace, namespace=self.namespace, tls=tls
-            )
+            if not self.restricted:  # a restarted manager reuses the rules installed for the first
+                await install_chart_rbac(
+                    self.client, controller_namespace=self.controller_namespace, namespace=self.namespace, tls=tls
+                )
             config = await service_account_config(
                 self.client, config, namespace=self.controller_namespace, name=CONTROLLER_SERVICE_ACCOUNT
             )
             self.restricted = True
-        client = new_client(config)
-        self.closers.append(client)
+        rest = new_client(config)
+        self.closers.append(rest)
+        client = wrap_client(rest) if wrap_client is not None else rest
         # The cache is held to this test's two namespaces (ARC's single-namespace mode does the
         # same); a cluster-wide cache would also reconcile other tests' leftovers.
         cache = CacheOptions(default_namespaces=[self.namespace, self.controller_namespace])

@@ -11,6 +11,7 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from scaleset_world import (
     CONFIG_MAP,
     LISTENER,
@@ -25,10 +26,15 @@ from scaleset_world import (
     world,
 )
 
+from reconcilekit.errors import ForbiddenError
+from reconcilekit.testing import InterceptorClient
+from reconcilekit.testing.faults import Call
+
 __all__ = ["world"]
 
 LISTENER_FINALIZER = "autoscalinglistener.actions.github.com/finalizer"
 IMAGE = "ghcr.io/owner/image:latest"
+CONFIG_VERSION = "actions.github.com/listener-config-resource-version"
 
 
 async def setup(
@@ -429,24 +435,97 @@ async def test_listener_restores_missing_annotations(world: World) -> None:
     await eventually(restored)
 
 
-# Upstream: Describe "AutoscalingListener dead pod recovery" (#4680): an evicted pod that also carries stale labels
-#   and a stale config-version annotation is deleted and recreated, never patched
-async def test_dead_pod_with_stale_metadata_is_recreated_not_patched(world: World) -> None:
+def _pod_patches(recorder: InterceptorClient) -> list[str]:
+    return [
+        f"{c.namespace}/{c.name} {c.subresource}".strip()
+        for c in recorder.calls
+        if c.verb == "patch" and c.kind == "Pod"
+    ]
+
+
+def _refuse_pod_patch(call: Call) -> None:
+    """What a Role without ``patch`` on pods gets from the API server: 403, for the pod itself (status is apart)."""
+    if call.verb == "patch" and call.kind == "Pod" and not call.subresource:
+        raise ForbiddenError(403, "Forbidden", f'pods "{call.name}" is forbidden: patch refused by the test')
+
+
+async def _restart_behind(w: World, *, forbid_pod_patch: bool) -> InterceptorClient:
+    """Stop the listener controller and start it again behind a client that records (and may refuse) calls."""
+    await w.stop()
+    recorders: list[InterceptorClient] = []
+
+    def wrap(inner: Any) -> InterceptorClient:
+        recorders.append(InterceptorClient(inner, before=_refuse_pod_patch if forbid_pod_patch else None))
+        return recorders[-1]
+
+    await w.start(enabled=("autoscalinglistener",), wrap_client=wrap)
+    return recorders[0]
+
+
+@pytest.mark.parametrize(
+    ("dead", "stale", "forbid_pod_patch"),
+    [
+        ("evicted", "labels and config version", False),
+        ("evicted", "labels and config version", True),
+        ("terminated", "labels and config version", False),
+        ("terminated", "labels and config version", True),
+        ("evicted", "labels", True),
+        ("terminated", "labels", True),
+    ],
+)
+# Upstream: Describe "AutoscalingListener dead pod recovery" (#4680): an evicted pod and a pod whose listener container
+#   terminated, each also carrying stale labels and a stale config-version annotation, are deleted and recreated,
+#   never patched, also when pod patches are forbidden (upstream: a client interceptor; here the manager's client is an
+#   InterceptorClient that answers a pod PATCH with 403, as RBAC would). The "labels" rows leave the config version
+#   right, so only the dead-pod check (before the metadata patch since #4680) can save the pod from being patched.
+async def test_dead_pod_with_stale_metadata_is_recreated_not_patched(
+    world: World, dead: str, stale: str, forbid_pod_patch: bool
+) -> None:
     w = world
     listener = await setup(w)
     pod = await child(w, POD)
-    await w.patch(
-        pod,
-        {
-            "metadata": {
-                "labels": {"app": "stale"},
-                "annotations": {"actions.github.com/listener-config-resource-version": "1"},
-            }
-        },
-    )
-    await _terminate(w, await w.get(POD, "test-asl", w.controller_namespace), evicted=True)
+    config_version = pod["metadata"]["annotations"][CONFIG_VERSION]
+    metadata: dict[str, Any] = {"labels": {"app": "stale"}}
+    if stale != "labels":
+        metadata["annotations"] = {CONFIG_VERSION: "1"}
+    # the dead pod and its stale metadata arrive together, while no controller runs
+    await w.stop()
+    pod = await w.patch(pod, {"metadata": metadata})
+    await _terminate(w, pod, evicted=dead == "evicted")
+    recorder = await _restart_behind(w, forbid_pod_patch=forbid_pod_patch)
+
     fresh = await _recreated(w, pod["metadata"]["uid"])
     assert fresh["metadata"]["labels"]["app"] == listener["metadata"]["labels"]["app"]
+    assert fresh["metadata"]["annotations"][CONFIG_VERSION] == config_version
+    assert _pod_patches(recorder) == []
+    assert recorder.count("delete", "Pod") >= 1
+
+
+# Python only: the positive control of the test above: a live pod with stale labels is patched (so the recorder does
+#   see pod patches), and with pod patches refused it stays, unpatched and not deleted (patching is all it needs).
+@pytest.mark.parametrize("forbid_pod_patch", [False, True])
+async def test_live_pod_with_stale_labels_is_patched_in_place(world: World, forbid_pod_patch: bool) -> None:
+    w = world
+    await setup(w)
+    pod = await child(w, POD)
+    await w.stop()
+    pod = await w.patch(pod, {"metadata": {"labels": {"app": "stale"}}})
+    recorder = await _restart_behind(w, forbid_pod_patch=forbid_pod_patch)
+
+    async def patch_sent() -> bool:
+        return bool(_pod_patches(recorder))
+
+    await eventually(patch_sent)
+    now = await w.get(POD, "test-asl", w.controller_namespace)
+    assert now["metadata"]["uid"] == pod["metadata"]["uid"]
+    if not forbid_pod_patch:
+        await eventually(lambda: _label_is(w, "listener"))
+    assert recorder.count("delete", "Pod") == 0
+
+
+async def _label_is(w: World, value: str) -> bool:
+    pod = await w.get(POD, "test-asl", w.controller_namespace)
+    return bool(pod["metadata"]["labels"].get("app") == value)
 
 
 # Upstream: the listener reconciler's running-metric block (gha_controller_running_listeners)

@@ -7,15 +7,18 @@ All four controllers run, as in a real manager; no kubelet, so listener pods sta
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 
-import pytest
 from scaleset_world import (
     ARS,
+    ER,
     ERS,
     POD,
     ROLE,
     ROLE_BINDING,
+    RUNNER_IMAGE,
     SA,
     SECRET,
     World,
@@ -25,6 +28,7 @@ from scaleset_world import (
 )
 
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+from reconcilekit.errors import ConflictError, NotFoundError
 
 __all__ = ["world"]
 
@@ -208,29 +212,161 @@ async def test_max_runners_change_recreates_listener_once_without_new_revision(w
     await consistently(settled, duration=3.0)
 
 
-@pytest.mark.parametrize("kind", ["labels", "annotations"])
-# Upstream: It "updates EphemeralRunnerSet labels when only AutoScalingRunnerSet labels change";
-#   It "updates EphemeralRunnerSet annotations when only EphemeralRunnerSet metadata annotations change"
-async def test_metadata_only_edits_reach_the_runner_set_without_new_revision(world: World, kind: str) -> None:
+# Upstream: It "updates EphemeralRunnerSet labels when only AutoScalingRunnerSet labels change"
+async def test_label_only_edit_reaches_the_runner_set_without_new_revision(world: World) -> None:
     w = world
     await w.start()
     await w.client.create(w.ars())
     ars = await running(w)
     revision = (await w.get(ERS, w.name))["spec"].get("actionableRevision")
-    if kind == "labels":
-        await w.patch(ars, {"metadata": {"labels": {"team": "blue"}}})
-    else:
-        await w.patch(ars, {"spec": {"ephemeralRunnerSetMetadata": {"annotations": {"owner": "blue"}}}})
+    await w.patch(ars, {"metadata": {"labels": {"team": "blue"}}})
 
     async def propagated() -> bool:
         ers = await w.get(ERS, w.name)
-        meta = ers["metadata"]
-        found = (
-            (meta.get("labels") or {}).get("team") if kind == "labels" else (meta.get("annotations") or {}).get("owner")
-        )
+        found = (ers["metadata"].get("labels") or {}).get("team")
         return found == "blue" and ers["spec"].get("actionableRevision") == revision
 
     await eventually(propagated)
+
+
+def upstream_update_fixture(w: World) -> dict[str, Any]:
+    """The AutoscalingRunnerSet of upstream's "When updating" Context: labels and metadata set to "initial"."""
+    body = w.ars()
+    body["metadata"]["labels"] = {"arc.test/label-drift": "initial", "arc.test/spec-update-label": "initial"}
+    body["spec"]["ephemeralRunnerSetMetadata"] = {"annotations": {"arc.test/metadata-annotation": "initial"}}
+    return body
+
+
+# Upstream: It "updates EphemeralRunnerSet annotations when only EphemeralRunnerSet metadata annotations change" —
+#   the spec's "annotation-only metadata drift" It: its Eventually fails with "EphemeralRunnerSet should be patched
+#   with annotation-only metadata drift" (added by #4516, 767e58e4). Newest: no revision bump, listener kept.
+async def test_annotation_only_metadata_drift_patches_the_runner_set(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(upstream_update_fixture(w))
+    ars = await running(w)
+    ers = await w.get(ERS, w.name)
+    assert ers["metadata"]["annotations"]["arc.test/metadata-annotation"] == "initial"
+    revision = ers["spec"].get("actionableRevision")
+    listener = await w.listener_of(ars)
+    assert listener is not None
+    annotations = {"arc.test/metadata-annotation": "updated", "arc.test/new-metadata-annotation": "added"}
+    await w.patch(ars, {"spec": {"ephemeralRunnerSetMetadata": {"annotations": annotations}}})
+
+    async def patched() -> bool:
+        current = await w.get(ERS, w.name)
+        found = current["metadata"].get("annotations") or {}
+        return (
+            all(found.get(k) == v for k, v in annotations.items())
+            and current["metadata"]["uid"] == ers["metadata"]["uid"]
+        )
+
+    await eventually(patched)
+    await running(w)
+    assert (await w.get(ERS, w.name))["spec"].get("actionableRevision") == revision
+    kept = await w.listener_of(ars)
+    assert kept is not None
+    assert kept["metadata"]["uid"] == listener["metadata"]["uid"]
+
+
+# Upstream: It "propagates latest labels while updating EphemeralRunnerSet spec" — one ARS patch changes a label,
+#   the set's metadata annotations and the runner image; the set carries all three, with one new revision.
+async def test_latest_labels_propagate_with_the_runner_spec_update(world: World) -> None:
+    w = world
+    await w.start()
+    await w.client.create(upstream_update_fixture(w))
+    ars = await running(w)
+    ers = await w.get(ERS, w.name)
+    assert ers["metadata"]["labels"]["arc.test/spec-update-label"] == "initial"
+    revision = int(ers["spec"].get("actionableRevision") or 0)
+    image = "ghcr.io/actions/runner:updated-with-label"
+    await w.patch(
+        ars,
+        {
+            "metadata": {"labels": {"arc.test/spec-update-label": "updated"}},
+            "spec": {
+                "ephemeralRunnerSetMetadata": {
+                    "annotations": {
+                        "arc.test/metadata-annotation": "updated",
+                        "arc.test/new-spec-update-annotation": "added",
+                    }
+                },
+                "template": {"spec": {"containers": [{"name": "runner", "image": image}]}},
+            },
+        },
+    )
+
+    async def carried() -> dict[str, Any] | None:
+        current = await w.get(ERS, w.name)
+        meta = current["metadata"]
+        ok = (
+            current["spec"]["ephemeralRunnerSpec"]["spec"]["containers"][0]["image"] == image
+            and meta["labels"].get("arc.test/spec-update-label") == "updated"
+            and meta["annotations"].get("arc.test/metadata-annotation") == "updated"
+            and meta["annotations"].get("arc.test/new-spec-update-annotation") == "added"
+        )
+        return current if ok else None
+
+    current = await eventually(carried)
+    assert current["metadata"]["uid"] == ers["metadata"]["uid"]
+    await running(w)
+    assert (await w.get(ERS, w.name))["spec"]["actionableRevision"] == revision + 1
+
+
+# Upstream: It "updates EphemeralRunnerSet and Listener when the GitHub config secret changes". June master (integrity
+#   hash era) updated the listener in place; the newest reconciler (spec §5.2 step 12) deletes a listener whose spec
+#   drifted and creates it again, so here the set is updated in place (new revision: the secret name is part of the
+#   runner spec) and the listener is replaced, once, by one that names the new secret.
+async def test_config_secret_change_updates_set_and_replaces_listener(world: World) -> None:
+    w = world
+    token = (await w.get(SECRET, "github-config-secret"))["data"]
+    await w.client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "github-config-secret-updated", "namespace": w.namespace},
+            "data": token,
+        }
+    )
+    await w.start()
+    await w.client.create(w.ars())
+    ars = await running(w)
+    listener = await w.listener_of(ars)
+    assert listener is not None
+    ers = await w.get(ERS, w.name)
+    revision = int(ers["spec"].get("actionableRevision") or 0)
+    ars = await w.patch(ars, {"spec": {"githubConfigSecret": "github-config-secret-updated"}})
+
+    async def updated() -> dict[str, Any] | None:
+        current = await w.get(ERS, w.name)
+        return current if current["spec"]["ephemeralRunnerSpec"]["githubConfigSecret"].endswith("-updated") else None
+
+    current = await eventually(updated)
+    assert current["metadata"]["uid"] == ers["metadata"]["uid"], "the set is updated in place"
+
+    async def replaced() -> dict[str, Any] | None:
+        new = await w.listener_of(ars)
+        if new is None or new["metadata"]["uid"] == listener["metadata"]["uid"]:
+            return None
+        return new if new["spec"]["githubConfigSecret"] == "github-config-secret-updated" else None
+
+    new_listener = await eventually(replaced)
+    await running(w)
+
+    async def settled() -> bool:
+        now = await w.listener_of(ars)
+        runner_set = await w.get(ERS, w.name)
+        return (
+            now is not None
+            and now["metadata"]["uid"] == new_listener["metadata"]["uid"]
+            and runner_set["spec"]["actionableRevision"] == revision + 1
+        )
+
+    await consistently(settled, duration=2.0)
+    secret = await eventually(
+        lambda: w.find(SECRET, new_listener["metadata"]["name"] + "-config", w.controller_namespace)
+    )
+    assert secret["metadata"]["ownerReferences"][0]["uid"] == new_listener["metadata"]["uid"]
 
 
 # Upstream: It "preserves foreign annotations and labels on the EphemeralRunnerSet" (#4634)
@@ -456,3 +592,137 @@ async def test_label_edit_recreates_listener_and_goes_through_pending(world: Wor
 
     await eventually(rebuilt, interval=0.05)
     await running(w)
+
+
+async def _release_deleted_runners(w: World) -> None:
+    """Upstream's finalizer-stripping helper, in a loop: with no runner controller a deleted runner would stay."""
+    while True:
+        for runner in (await w.client.list(ER, namespace=w.namespace)).items:
+            finalizers = runner["metadata"].get("finalizers") or []
+            kept = [f for f in finalizers if not f.startswith("ephemeralrunner.actions.github.com/")]
+            if runner["metadata"].get("deletionTimestamp") and kept != finalizers:
+                with contextlib.suppress(NotFoundError, ConflictError):
+                    await w.patch(runner, {"metadata": {"finalizers": kept or None}})
+        await asyncio.sleep(0.2)
+
+
+def _image(runner: dict[str, Any]) -> str:
+    image: str = runner["spec"]["spec"]["containers"][0]["image"]
+    return image
+
+
+# Upstream: Context "When updating an AutoscalingRunnerSet with running or pending jobs"
+#   It "It should wait for running and pending jobs to finish before applying the update."
+# The title is June master's; its newest expectation (spec §12.3 ⚠, #4516/#4638) is the opposite of "wait": the ARS
+# publishes the new runner spec at once as a new actionable revision on the same EphemeralRunnerSet (no second set,
+# listener untouched, ARS Running), and the set applies it by keeping the runner that has a job and deleting the
+# idle and the pending runners; the listener's next patch brings replacements built from the new spec. Upstream's
+# ARS suite writes the set's status by hand; here the EphemeralRunnerSet controller runs (no runner controller:
+# runner statuses are written by the test).
+async def test_runner_spec_update_applies_at_once_keeping_busy_runners(world: World) -> None:
+    w = world
+    await w.start(enabled=("autoscalingrunnerset", "autoscalinglistener", "ephemeralrunnerset"))
+    release = asyncio.create_task(_release_deleted_runners(w), name=f"release-runners-{w.namespace}")
+    try:
+        await w.client.create(w.ars())
+        ars = await running(w)
+        listener = await w.listener_of(ars)
+        assert listener is not None
+        ers = await w.get(ERS, w.name)
+        revision = int(ers["spec"].get("actionableRevision") or 0)
+        await w.patch(ers, {"spec": {"replicas": 3, "patchID": 1}})  # what the listener writes for 3 jobs
+
+        async def three() -> list[dict[str, Any]] | None:
+            runners = list((await w.client.list(ER, namespace=w.namespace)).items)
+            return runners if len(runners) == 3 else None
+
+        busy, idle, _pending = await eventually(three)
+        await w.patch(busy, {"status": {"phase": "Running", "runnerId": 101, "jobId": "job-1"}}, status=True)
+        await w.patch(idle, {"status": {"phase": "Running", "runnerId": 102}}, status=True)
+
+        new_image = "ghcr.io/actions/abcd:1.1.1"
+        await w.patch(ars, {"spec": {"template": {"spec": {"containers": [{"name": "runner", "image": new_image}]}}}})
+
+        async def applied() -> dict[str, Any] | None:
+            current = await w.get(ERS, w.name)
+            return current if current["spec"].get("actionableRevision") == revision + 1 else None
+
+        current = await eventually(applied)
+        assert current["metadata"]["uid"] == ers["metadata"]["uid"], "no second EphemeralRunnerSet"
+        assert len((await w.client.list(ERS, namespace=w.namespace)).items) == 1
+
+        async def only_busy_left() -> list[dict[str, Any]] | None:
+            runners = list((await w.client.list(ER, namespace=w.namespace)).items)
+            return runners if [r["metadata"]["name"] for r in runners] == [busy["metadata"]["name"]] else None
+
+        (kept,) = await eventually(only_busy_left)
+        assert _image(kept) == RUNNER_IMAGE
+        assert kept["status"]["jobId"] == "job-1"
+
+        # the listener's next patch (patch ID 1 is served) brings the replacements, built from the new spec
+        await w.patch(current, {"spec": {"replicas": 3, "patchID": 2}})
+
+        async def replaced() -> list[dict[str, Any]] | None:
+            runners = list((await w.client.list(ER, namespace=w.namespace)).items)
+            return runners if len(runners) == 3 else None
+
+        runners = await eventually(replaced)
+        assert sorted(_image(r) for r in runners if r["metadata"]["name"] != busy["metadata"]["name"]) == [
+            new_image,
+            new_image,
+        ]
+        await running(w)
+        same = await w.listener_of(ars)
+        assert same is not None
+        assert same["metadata"]["uid"] == listener["metadata"]["uid"]
+    finally:
+        release.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await release
+
+
+# Upstream: It "Should update Status on EphemeralRunnerSet status Update". #4557 removed the counters upstream copied
+#   (currentRunners, pending/running/failedEphemeralRunners) from both statuses; what remains of the set's status is
+#   phase, appliedActionableRevision and finishedRunnerCleanupPatchID, and what remains of the scale set's is phase and
+#   observedGeneration. Ported: a set status update is reflected as exactly {phase, observedGeneration} (the old
+#   counters are pruned by the CRD and never copied), and the one set status the scale set does react to, Outdated
+#   for the applied revision, becomes the scale set's phase. As upstream, only the ARS controller runs.
+async def test_runner_set_status_update_reaches_the_scale_set_status(world: World) -> None:
+    w = world
+    await w.start(enabled=("autoscalingrunnerset",))
+    await w.client.create(w.ars())
+
+    async def ready() -> dict[str, Any] | None:
+        ars = await w.get(ARS, w.name)
+        if (ars.get("status") or {}).get("phase") != "Running" or await w.find(ERS, w.name) is None:
+            return None
+        return ars
+
+    ars = await eventually(ready)
+    ers = await w.get(ERS, w.name)
+    applied = int(ers["spec"].get("actionableRevision") or 0)
+    ers = await w.patch(
+        ers,
+        {
+            "status": {
+                "phase": "Running",
+                "appliedActionableRevision": applied,
+                "finishedRunnerCleanupPatchID": 4,
+                "currentReplicas": 6,
+                "failedEphemeralRunners": 1,
+                "runningEphemeralRunners": 2,
+                "pendingEphemeralRunners": 3,
+            }
+        },
+        status=True,
+    )
+    assert set(ers["status"]) <= {"phase", "appliedActionableRevision", "finishedRunnerCleanupPatchID"}
+    generation = ars["metadata"]["generation"]
+
+    async def status_is(phase: str) -> bool:
+        current = await w.get(ARS, w.name)
+        return current.get("status") == {"phase": phase, "observedGeneration": generation}
+
+    await eventually(lambda: status_is("Running"))
+    await w.patch(ers, {"status": {"phase": "Outdated"}}, status=True)
+    await eventually(lambda: status_is("Outdated"))
