@@ -6,7 +6,9 @@ Only the set controller runs (as upstream); runner statuses are set by the test.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import json
 from typing import Any
 
@@ -394,13 +396,31 @@ async def test_outdated_phase_keeps_the_applied_revision(harness: Harness) -> No
     await eventually(lambda: _revision_is(h, 5))
     [runner] = await eventually(lambda: count(h, 1))
     assert runner["metadata"]["annotations"]["actions.github.com/actionable-revision"] == "5"
-    await set_runner_phase(h, runner, "Outdated")
+    # Every version of the set the server holds from here on, through a watch: a status writer
+    # that dropped the applied revision would be re-applied within milliseconds, too fast for polling.
+    applied_seen: list[Any] = []
+    since = (await h.client.list(ERS, namespace=h.namespace)).resource_version
 
-    async def outdated() -> bool:
-        return ((await h.get(ERS, "set")).get("status") or {}).get("phase") == "Outdated"
+    async def follow() -> None:
+        async for event in h.client.watch(ERS, namespace=h.namespace, resource_version=since):
+            if event.type in ("ADDED", "MODIFIED"):
+                applied_seen.append((event.object.get("status") or {}).get("appliedActionableRevision"))
 
-    await eventually(outdated)
-    await consistently(lambda: _revision_is(h, 5), duration=1.0)
+    watcher = asyncio.create_task(follow(), name="watch-applied-revision")
+    try:
+        await set_runner_phase(h, runner, "Outdated")
+
+        async def outdated() -> bool:
+            return ((await h.get(ERS, "set")).get("status") or {}).get("phase") == "Outdated"
+
+        await eventually(outdated)
+        await consistently(lambda: _revision_is(h, 5), duration=1.0)
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    assert applied_seen
+    assert set(applied_seen) == {5}, applied_seen
 
 
 # Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
