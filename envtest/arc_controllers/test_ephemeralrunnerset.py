@@ -6,12 +6,17 @@ Only the set controller runs (as upstream); runner statuses are set by the test.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import json
 from typing import Any
 
+from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
 from conftest import ER, ERS, MERGE, SECRET, Harness, consistently, eventually
+from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.client.patch import raw_patch
+from reconcilekit.reconcile import Request
 
 FINALIZER = "ephemeralrunnerset.actions.github.com/finalizer"
 
@@ -391,13 +396,31 @@ async def test_outdated_phase_keeps_the_applied_revision(harness: Harness) -> No
     await eventually(lambda: _revision_is(h, 5))
     [runner] = await eventually(lambda: count(h, 1))
     assert runner["metadata"]["annotations"]["actions.github.com/actionable-revision"] == "5"
-    await set_runner_phase(h, runner, "Outdated")
+    # Every version of the set the server holds from here on, through a watch: a status writer
+    # that dropped the applied revision would be re-applied within milliseconds, too fast for polling.
+    applied_seen: list[Any] = []
+    since = (await h.client.list(ERS, namespace=h.namespace)).resource_version
 
-    async def outdated() -> bool:
-        return ((await h.get(ERS, "set")).get("status") or {}).get("phase") == "Outdated"
+    async def follow() -> None:
+        async for event in h.client.watch(ERS, namespace=h.namespace, resource_version=since):
+            if event.type in ("ADDED", "MODIFIED"):
+                applied_seen.append((event.object.get("status") or {}).get("appliedActionableRevision"))
 
-    await eventually(outdated)
-    await consistently(lambda: _revision_is(h, 5), duration=1.0)
+    watcher = asyncio.create_task(follow(), name="watch-applied-revision")
+    try:
+        await set_runner_phase(h, runner, "Outdated")
+
+        async def outdated() -> bool:
+            return ((await h.get(ERS, "set")).get("status") or {}).get("phase") == "Outdated"
+
+        await eventually(outdated)
+        await consistently(lambda: _revision_is(h, 5), duration=1.0)
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    assert applied_seen
+    assert set(applied_seen) == {5}, applied_seen
 
 
 # Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
@@ -443,3 +466,76 @@ async def test_outdated_runner_from_a_superseded_revision_is_replaced(harness: H
 
     await eventually(old_gone)
     await consistently(not_outdated, duration=2.0)
+
+
+# Upstream: Describe "Test EphemeralRunnerSet actionable revision cleanup"
+#   It "deletes unregistered pending runner during actionable revision cleanup after restart with no cache"
+async def test_revision_cleanup_deletes_an_unregistered_pending_runner_after_restart(harness: Harness) -> None:
+    """As upstream, the reconciler is driven by hand: a new one stands for a restarted
+    controller (upstream: an empty ResourceCache; here: no creation expectations). The
+    runner has no runner ID and no phase, so there is no registration to ask the service
+    about: it is deleted at once (no [UNCONFIRMED] grace period in this port, spec §0.3 a,
+    which this upstream It contradicts unless the grace is zero) and the revision advances."""
+    h = harness
+    mgr = await h.start(runner_set=False, runner=False)
+    controller = EphemeralRunnerSetReconciler(
+        client=mgr.get_client(), api_reader=mgr.get_api_reader(), actions=h.factories[-1]
+    )
+    request = Request(h.namespace, "set")
+    await h.client.create(h.runner_set(actionableRevision=4))
+    await eventually(lambda: _reconciled(controller, request))
+    await h.patch_status(ERS, "set", {"appliedActionableRevision": 3})  # the status is behind
+    runner_set = await h.get(ERS, "set")
+    pending = {
+        "apiVersion": "actions.github.com/v1alpha1",
+        "kind": "EphemeralRunner",
+        "metadata": {
+            "name": "runner-restart-pending",
+            "namespace": h.namespace,
+            "finalizers": [
+                "ephemeralrunner.actions.github.com/finalizer",
+                "ephemeralrunner.actions.github.com/runner-registration-finalizer",
+            ],
+            "ownerReferences": [
+                {
+                    "apiVersion": "actions.github.com/v1alpha1",
+                    "kind": "EphemeralRunnerSet",
+                    "name": "set",
+                    "uid": runner_set["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": runner_set["spec"]["ephemeralRunnerSpec"],
+    }
+    await h.client.create(pending)
+    cache = mgr.get_client()
+
+    async def cache_caught_up() -> bool:
+        cached_set = await cache.get(ERS, ObjectKey(h.namespace, "set"))
+        cached_runner = await cache.get(ER, ObjectKey(h.namespace, "runner-restart-pending"))
+        status = cached_runner.get("status") or {}
+        applied = (cached_set.get("status") or {}).get("appliedActionableRevision")
+        return applied == 3 and not status.get("runnerId") and not status.get("phase")
+
+    await eventually(cache_caught_up)
+    removals = h.service.requests("remove_runner")
+
+    async def runner_gone() -> bool:
+        await controller.reconcile(request)
+        return not [r for r in await h.runners() if r["metadata"]["name"] == "runner-restart-pending"]
+
+    await eventually(runner_gone)
+    assert h.service.requests("remove_runner") == removals  # no ID: nothing to ask the service
+
+    async def applied_four() -> bool:
+        await controller.reconcile(request)
+        return await applied_revision(h) == 4
+
+    await eventually(applied_four)
+
+
+async def _reconciled(controller: EphemeralRunnerSetReconciler, request: Request) -> bool:
+    await controller.reconcile(request)
+    return True

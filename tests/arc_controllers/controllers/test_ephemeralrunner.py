@@ -120,10 +120,45 @@ async def test_provisions_secret_pod_and_runner_id(
     assert base64.b64decode(secret["data"]["runnerId"]) == b"1"
     pod = cluster.get("Pod", NS, NAME)
     assert pod["metadata"]["ownerReferences"][0]["name"] == NAME
-    status = runner(cluster)["status"]
+    obj = runner(cluster)
+    status = obj["status"]
     assert (status["runnerId"], status["runnerName"]) == (1, NAME)
-    assert "phase" not in status  # no container state yet: no phase
+    # One status write after the pod exists: the runner ID merged with Pending/not ready
+    # (performance-facts §1.2 R2+R3), carrying the optimistic lock because it writes the phase.
+    assert (status["phase"], status["ready"]) == ("Pending", False)
     assert writes(cluster) == ["create Secret", "create Pod", "patch EphemeralRunner/status"]
+    [body] = [json.loads(x.body) for x in cluster.requests if x.verb == "patch"]
+    assert body["metadata"]["resourceVersion"]
+    assert {k: body["status"][k] for k in ("runnerId", "runnerName", "phase", "ready")} == {
+        "runnerId": 1,
+        "runnerName": NAME,
+        "phase": "Pending",
+        "ready": False,
+    }
+
+
+async def test_merged_identity_patch_keeps_a_phase_the_runner_already_has(
+    cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
+) -> None:
+    """The merged write sets Pending only on a runner without a phase (never over the listener's)."""
+    make_runner(cluster, phase="Running", jobId="j")
+    await reconciler(cluster, actions, queue).reconcile(REQ)
+    status = runner(cluster)["status"]
+    assert (status["runnerId"], status["phase"]) == (1, "Running")
+
+
+async def test_merged_identity_patch_conflict_is_retried_as_identity_alone(
+    cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
+) -> None:
+    """A 409 on the merged write is the reconcile error; the retry records the ID next to the existing pod."""
+    make_runner(cluster)
+    r = reconciler(cluster, actions, queue)
+    cluster.inject_conflicts("patch", "EphemeralRunner", "status")
+    with pytest.raises(ConflictError):
+        await r.reconcile(REQ)
+    assert "runnerId" not in runner(cluster)["status"]
+    await r.reconcile(REQ)
+    assert runner(cluster)["status"]["runnerId"] == 1
 
 
 async def test_seed12_both_finalizers_added_when_one_is_missing(
@@ -159,14 +194,17 @@ async def test_writes_pending_never_running_with_the_optimistic_lock(
     make_runner(cluster)
     r = reconciler(cluster, actions, queue)
     await r.reconcile(REQ)
-    pod_status(cluster, **running_container())
+    # Pending was written with the runner ID at pod creation; the next write is the
+    # container's readiness, still Pending and still under the lock.
+    pod_status(cluster, **running_container(ready=True))
     cluster.requests.clear()
     rv = runner(cluster)["metadata"]["resourceVersion"]
     await r.reconcile(REQ)
     assert runner(cluster)["status"]["phase"] == "Pending"
     [body] = [json.loads(x.body) for x in cluster.requests if x.verb == "patch"]
     assert body["metadata"] == {"resourceVersion": rv}
-    assert body["status"]["phase"] == "Pending"
+    assert body["status"]["ready"] is True
+    assert "phase" not in body["status"]  # unchanged: a merge patch carries only what changed
     # Upstream: It "It should update ready based on the latest condition"
     pod_status(cluster, conditions=[
         {"type": "Ready", "status": "False", "lastTransitionTime": "2026-01-01T00:00:00Z"},
@@ -189,22 +227,26 @@ async def test_pending_patch_conflict_is_the_reconcile_error(
     make_runner(cluster)
     r = reconciler(cluster, actions, queue)
     await r.reconcile(REQ)
-    pod_status(cluster, **running_container())
+    pod_status(cluster, **running_container(ready=True))
     cluster.inject_conflicts("patch", "EphemeralRunner", "status")
     with pytest.raises(ConflictError):
         await r.reconcile(REQ)
 
 
 # Upstream: It "It should not update phase if container state does not exist"
+#   Differs: upstream's phase stays empty; here it is the Pending written with the runner ID
+#   at pod creation, and a pod phase without container state still changes nothing.
 async def test_no_phase_without_container_state(
     cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
 ) -> None:
     make_runner(cluster)
     r = reconciler(cluster, actions, queue)
     await r.reconcile(REQ)
-    pod_status(cluster, phase="Pending")
+    pod_status(cluster, phase="Running")
+    cluster.requests.clear()
     await r.reconcile(REQ)
-    assert "phase" not in runner(cluster)["status"]
+    assert runner(cluster)["status"]["phase"] == "Pending"
+    assert writes(cluster) == []
 
 
 async def test_steady_state_reads_no_secret(cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue) -> None:

@@ -632,3 +632,40 @@ async def test_seed8_lagging_cache_keeps_scale_up_suppressed_when_the_server_has
         lag.release()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+# Upstream: ephemeralrunnerset_scale_down_test.go @ fb69b651 TestScaleDownDoesNotRemoveADeletingRunnerAgain
+async def test_scale_down_does_not_remove_a_deleting_runner_again(cluster: FakeCluster, actions: FakeActions) -> None:
+    """A second removal with a stale copy (no deletionTimestamp, registration finalizer still
+    listed) of a runner the first removal deleted: no second RemoveRunner, counted as removed."""
+    add_runner(cluster, "runner", phase="Running", runner_id=7)
+    obj = cluster.store[("EphemeralRunner", NS, "runner")]
+    obj["metadata"]["finalizers"] = [
+        "ephemeralrunner.actions.github.com/finalizer",
+        "ephemeralrunner.actions.github.com/runner-registration-finalizer",
+    ]
+    register(actions, 7)
+    r = reconciler(cluster, actions)
+    cached = cluster.get("EphemeralRunner", NS, "runner")
+    stale = json.loads(json.dumps(cached))
+    assert await r._delete_ephemeral_runner_with_actions_client(cached, actions) is True
+    assert actions.calls == [("remove_runner", 7)]
+    deleting = cluster.get("EphemeralRunner", NS, "runner")
+    assert deleting["metadata"].get("deletionTimestamp")
+    assert await r._delete_ephemeral_runner_with_actions_client(stale, actions) is True, (
+        "a runner already being deleted counts toward the scale down"
+    )
+    assert actions.calls == [("remove_runner", 7)], "the registration was removed twice"
+
+
+async def test_scale_down_counts_a_runner_gone_from_the_server_without_asking_the_service(
+    cluster: FakeCluster, actions: FakeActions
+) -> None:
+    """The same check when the deletion already completed: the stale copy's runner is NotFound."""
+    add_runner(cluster, "runner", phase="Running", runner_id=7)
+    register(actions, 7)
+    r = reconciler(cluster, actions)
+    stale = cluster.get("EphemeralRunner", NS, "runner")
+    del cluster.store[("EphemeralRunner", NS, "runner")]
+    assert await r._delete_ephemeral_runner_with_actions_client(stale, actions) is True
+    assert actions.calls == []
