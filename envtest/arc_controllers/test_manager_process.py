@@ -107,5 +107,14 @@ async def test_manager_serves_probes_and_metrics_and_stops_cleanly(
     lines = [json.loads(line) for line in err.decode().splitlines() if line.startswith("{")]
     assert any(line.get("message") == "starting manager" for line in lines)
     assert all({"ts", "severity", "message"} <= line.keys() for line in lines)
-    # every informer synced under the chart's rules: no list or watch was refused
-    assert not [line for line in lines if "forbidden" in json.dumps(line).lower()], err.decode()[-2000:]
+    # every informer synced under the chart's rules, and nothing in the controller's own namespace
+    # was refused. (Its cache is cluster-wide: other tests' leftover runners, in namespaces with
+    # no scale-set chart, get 403s on their secrets, as in a real cluster; those are loud errors.)
+    own_namespace = f'in the namespace "{controller_namespace}"'
+    refused = [
+        line
+        for line in lines
+        if line.get("message", "").startswith("list and watch forbidden")
+        or ("forbidden" in str(line) and own_namespace in str(line))
+    ]
+    assert not refused, err.decode()[-2000:]
