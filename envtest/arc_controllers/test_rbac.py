@@ -20,6 +20,7 @@ from structlog.testing import capture_logs
 
 from arc_controllers.listener.scaler import Scaler
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+from conftest import Harness
 from reconcilekit.cache import Options as CacheOptions
 from reconcilekit.cache import new_cache
 from reconcilekit.client import new_client
@@ -221,3 +222,24 @@ async def test_a_forbidden_watch_is_logged_at_error_level_and_never_syncs(world:
     assert {(e["gvk"], e["namespace"]) for e in refused} == {(str(CONFIG_MAP), w.namespace)}
     assert 'cannot list resource "configmaps"' in refused[0]["error"]
     assert cache.informer_stats(POD)[w.namespace].forbidden == 0
+
+
+async def test_harness_grants_config_map_get_only_when_a_ca_bundle_is_there(harness: Harness) -> None:
+    """The ERS/ER harness renders the scale-set chart with githubServerTLS when the test put a ConfigMap
+    (the CA bundle) in the namespace before starting: ``get`` on it, still no ``list``."""
+    h = harness
+    await h.client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "root-ca", "namespace": h.namespace},
+            "data": {"ca.crt": "x"},
+        }
+    )
+    restricted = new_client(await h.controller_config())
+    h.clients.append(restricted)
+    if h.controller_namespace is None:
+        pytest.skip("ARC_ENVTEST_CHART_RBAC=0: the harness runs as admin")
+    assert (await restricted.get(CONFIG_MAP, ObjectKey(h.namespace, "root-ca")))["data"] == {"ca.crt": "x"}
+    with pytest.raises(ForbiddenError):
+        await restricted.list(CONFIG_MAP, namespace=h.namespace)
