@@ -1,8 +1,9 @@
 """RBAC enforced by the real API server: the controller holds only what ARC's two Helm charts grant it,
 and the listener only the Role the controller made for it.
 
-arc-manager-helm-rbac.md §3.5, §3.8, §4.2 (controller) and §5.2 (listener). The whole
-suite runs the same way with ``ARC_ENVTEST_CHART_RBAC=1``.
+arc-manager-helm-rbac.md §3.5, §3.8, §4.2 (controller) and §5.2 (listener). These tests
+check the identities themselves; every other arc_controllers envtest runs its controllers
+and listeners the same way by default (``ARC_ENVTEST_CHART_RBAC=0`` opts out).
 """
 
 from __future__ import annotations
