@@ -5,22 +5,40 @@ Rules are arc-manager-helm-rbac.md §3.5 (manager ClusterRole, multi-namespace m
 per-scale-set manager Role in the runner namespace, configmaps ``get`` only with
 ``githubServerTLS``). The controller runs as a ServiceAccount in the controller namespace,
 bound like the charts bind it; its token comes from the TokenRequest API.
+
+Every arc_controllers envtest that runs a controller or a listener uses this identity unless
+``ARC_ENVTEST_CHART_RBAC=0`` (`chart_rbac_enabled`); fixtures are still created as admin.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
+import os
+from pathlib import Path
 from typing import Any
 
-from reconcilekit.client.interfaces import GroupVersionKind
+import yaml
+
+from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 from reconcilekit.config import RestConfig
+from reconcilekit.errors import AlreadyExistsError, NotFoundError
 
 __all__ = [
     "CONTROLLER_SERVICE_ACCOUNT",
+    "chart_rbac_enabled",
+    "controller_fullname",
     "install_chart_rbac",
+    "install_controller_chart_rbac",
+    "install_scale_set_chart_rbac",
     "manager_cluster_role_rules",
     "manager_role_rules",
+    "scale_set_fullname",
     "service_account_config",
+    "service_account_kubeconfig",
+    "service_account_token",
+    "uninstall_chart_rbac",
 ]
 
 CONTROLLER_SERVICE_ACCOUNT = "arc-gha-rs-controller"
@@ -81,6 +99,43 @@ def manager_role_rules(*, tls: bool = False) -> list[dict[str, Any]]:
     return rules
 
 
+def chart_rbac_enabled() -> bool:
+    """Whether controllers and listeners run under chart RBAC: on unless ``ARC_ENVTEST_CHART_RBAC=0``.
+
+    Python only: the opt-out is for debugging (an admin identity hides 403s; see the README).
+    """
+    return os.environ.get("ARC_ENVTEST_CHART_RBAC", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def controller_fullname(controller_namespace: str) -> str:
+    """The controller chart's ``<fullname>`` for a release named after ``controller_namespace``.
+
+    Cluster-scoped names must not collide between tests, so each test's controller is its
+    own Helm release ``<controller namespace>`` (fullname ``<release>-gha-rs-controller``).
+    """
+    return f"{controller_namespace}-gha-rs-controller"[:63].rstrip("-")
+
+
+def scale_set_fullname(scale_set_name: str) -> str:
+    """§4.1: the scale-set chart's ``<fullname>`` = ``<ssn>-gha-rs`` (trunc 63, trailing ``-`` removed)."""
+    return f"{scale_set_name}-gha-rs"[:63].rstrip("-")
+
+
+def scale_set_chart_labels(scale_set_name: str, namespace: str, component: str) -> dict[str, str]:
+    """§4.1: the labels the scale-set chart puts on what it renders (chart 0.14.2)."""
+    return {
+        "helm.sh/chart": "gha-rs-0.14.2",
+        "app.kubernetes.io/name": scale_set_name,
+        "app.kubernetes.io/instance": scale_set_name,
+        "app.kubernetes.io/version": "0.14.2",
+        "app.kubernetes.io/managed-by": "Helm",
+        "app.kubernetes.io/part-of": "gha-rs",
+        "actions.github.com/scale-set-name": scale_set_name,
+        "actions.github.com/scale-set-namespace": namespace,
+        "app.kubernetes.io/component": component,
+    }
+
+
 def _binding(kind: str, name: str, namespace: str | None, sa_namespace: str) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}
     if namespace is not None:
@@ -94,57 +149,149 @@ def _binding(kind: str, name: str, namespace: str | None, sa_namespace: str) -> 
     }
 
 
-async def install_chart_rbac(client: Any, *, controller_namespace: str, namespace: str, tls: bool = False) -> None:
-    """Create the controller ServiceAccount and what both charts bind to it (names as the charts render them)."""
-    fullname = f"arc-{controller_namespace}"
-    await client.create(
+async def _create(client: Any, obj: dict[str, Any]) -> None:
+    """Create ``obj``; one already there is fine (a test may start its controller twice)."""
+    try:
+        await client.create(obj)
+    except AlreadyExistsError:
+        pass
+
+
+async def install_controller_chart_rbac(client: Any, *, controller_namespace: str) -> None:
+    """What the ``gha-runner-scale-set-controller`` chart renders for RBAC (§3.4, multi-namespace mode).
+
+    The ServiceAccount (named `CONTROLLER_SERVICE_ACCOUNT`, the chart's ``serviceAccount.name``),
+    ClusterRole and ClusterRoleBinding ``<fullname>`` (§3.5) and the Role and RoleBinding
+    ``<fullname>-listener`` in the controller namespace (§3.8). No leader-election Role
+    (rendered only with ``replicaCount > 1``). Idempotent.
+    """
+    fullname = controller_fullname(controller_namespace)
+    await _create(
+        client,
         {
             "apiVersion": "v1",
             "kind": "ServiceAccount",
             "metadata": {"name": CONTROLLER_SERVICE_ACCOUNT, "namespace": controller_namespace},
-        }
+        },
     )
-    await client.create(
+    await _create(
+        client,
         {
             "apiVersion": f"{RBAC}/v1",
             "kind": "ClusterRole",
             "metadata": {"name": fullname},
             "rules": manager_cluster_role_rules(),
-        }
+        },
     )
-    await client.create(_binding("ClusterRole", fullname, None, controller_namespace))
+    await _create(client, _binding("ClusterRole", fullname, None, controller_namespace))
     listener_role = f"{fullname}-listener"
-    await client.create(
+    await _create(
+        client,
         {
             "apiVersion": f"{RBAC}/v1",
             "kind": "Role",
             "metadata": {"name": listener_role, "namespace": controller_namespace},
             "rules": listener_namespace_role_rules(),
-        }
+        },
     )
-    await client.create(_binding("Role", listener_role, controller_namespace, controller_namespace))
-    manager = f"{namespace}-gha-rs-manager"
-    await client.create(
-        {
-            "apiVersion": f"{RBAC}/v1",
-            "kind": "Role",
-            "metadata": {"name": manager, "namespace": namespace},
-            "rules": manager_role_rules(tls=tls),
-        }
-    )
-    await client.create(_binding("Role", manager, namespace, controller_namespace))
+    await _create(client, _binding("Role", listener_role, controller_namespace, controller_namespace))
+
+
+async def install_scale_set_chart_rbac(
+    client: Any, *, controller_namespace: str, namespace: str, scale_set_name: str, tls: bool = False
+) -> None:
+    """What the ``gha-runner-scale-set`` chart renders for the controller (§4.1, §4.2). Idempotent.
+
+    Role and RoleBinding ``<ssn>-gha-rs-manager`` in the scale set's namespace, with the chart's
+    labels (component ``manager-role`` / ``manager-role-binding``) and its
+    ``actions.github.com/cleanup-protection`` finalizer; the binding's subject is the
+    controller's ServiceAccount (``controllerServiceAccount``). ``configmaps get`` only with
+    ``tls`` (``githubServerTLS``). Every scale set of a namespace gets its own pair with the
+    same rules, as ``helm install`` per scale set does.
+    """
+    name = f"{scale_set_fullname(scale_set_name)}-manager"
+    finalizers = ["actions.github.com/cleanup-protection"]
+    role = {
+        "apiVersion": f"{RBAC}/v1",
+        "kind": "Role",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": scale_set_chart_labels(scale_set_name, namespace, "manager-role"),
+            "finalizers": finalizers,
+        },
+        "rules": manager_role_rules(tls=tls),
+    }
+    binding = _binding("Role", name, namespace, controller_namespace)
+    binding["metadata"]["labels"] = scale_set_chart_labels(scale_set_name, namespace, "manager-role-binding")
+    binding["metadata"]["finalizers"] = finalizers
+    await _create(client, role)
+    await _create(client, binding)
+
+
+async def install_chart_rbac(
+    client: Any,
+    *,
+    controller_namespace: str,
+    namespace: str | None,
+    scale_set_name: str | None = None,
+    tls: bool = False,
+) -> None:
+    """Both charts' RBAC for one controller and (when ``namespace`` is given) one scale set. Idempotent.
+
+    ``scale_set_name`` defaults to ``namespace``'s name (the release name a test would pick).
+    """
+    await install_controller_chart_rbac(client, controller_namespace=controller_namespace)
+    if namespace is not None:
+        await install_scale_set_chart_rbac(
+            client,
+            controller_namespace=controller_namespace,
+            namespace=namespace,
+            scale_set_name=scale_set_name or namespace,
+            tls=tls,
+        )
+
+
+async def uninstall_chart_rbac(client: Any, *, controller_namespace: str) -> None:
+    """Delete the cluster-scoped ClusterRole and ClusterRoleBinding (namespaced objects go with their test)."""
+    fullname = controller_fullname(controller_namespace)
+    for kind in ("ClusterRoleBinding", "ClusterRole"):
+        obj = {"apiVersion": f"{RBAC}/v1", "kind": kind, "metadata": {"name": fullname}}
+        with contextlib.suppress(NotFoundError):
+            await client.delete(obj)
+
+
+async def service_account_token(client: Any, *, namespace: str, name: str, seconds: int = 3600) -> str:
+    """A TokenRequest token for ServiceAccount ``namespace/name`` (default 1 hour)."""
+    sa = await client.get(SA, ObjectKey(namespace, name))
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
+    answer = await client.sub_resource("token").create(sa, request)
+    token: str = answer["status"]["token"]
+    return token
 
 
 async def service_account_config(client: Any, admin: RestConfig, *, namespace: str, name: str) -> RestConfig:
     """A REST config authenticating as ServiceAccount ``namespace/name`` (a TokenRequest token, 1 hour)."""
-    sa = await client.get(SA, _key(namespace, name))
-    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}
-    answer = await client.sub_resource("token").create(sa, request)
-    token = answer["status"]["token"]
+    token = await service_account_token(client, namespace=namespace, name=name)
     return dataclasses.replace(admin, cert_file=None, key_file=None, cert_data=None, key_data=None, bearer_token=token)
 
 
-def _key(namespace: str, name: str) -> Any:
-    from reconcilekit.client.interfaces import ObjectKey
+async def service_account_kubeconfig(
+    client: Any, admin_kubeconfig: Path, dest: Path, *, namespace: str, name: str
+) -> Path:
+    """Write ``dest``: the admin kubeconfig with its user replaced by ServiceAccount ``namespace/name``'s token.
 
-    return ObjectKey(namespace, name)
+    For processes (``arc-controller``, ``arc-listener``) that read ``KUBECONFIG``. Mode 0600.
+    """
+    token = await service_account_token(client, namespace=namespace, name=name)
+    await asyncio.to_thread(_write_token_kubeconfig, admin_kubeconfig, dest, f"{namespace}-{name}", token)
+    return dest
+
+
+def _write_token_kubeconfig(admin_kubeconfig: Path, dest: Path, user: str, token: str) -> None:
+    config = yaml.safe_load(admin_kubeconfig.read_text())
+    config["users"] = [{"name": user, "user": {"token": token}}]
+    for context in config.get("contexts") or []:
+        context["context"]["user"] = user
+    dest.touch(mode=0o600)
+    dest.write_text(yaml.safe_dump(config))

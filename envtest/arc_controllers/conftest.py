@@ -2,7 +2,9 @@
 
 Upstream's suites start one manager per spec with the fake multi-client; here each test
 gets a namespace, a config secret with the fake service's token, a scale set registered
-in the fake service, and a manager running the controllers it asks for.
+in the fake service, and a manager running the controllers it asks for: by default as
+the ServiceAccount ARC's Helm charts bind, in a controller namespace of its own, holding
+only the charts' rules (`chart_rbac`; ``ARC_ENVTEST_CHART_RBAC=0`` runs it as admin).
 """
 
 from __future__ import annotations
@@ -17,6 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
+from chart_rbac import (
+    CONTROLLER_SERVICE_ACCOUNT,
+    chart_rbac_enabled,
+    install_chart_rbac,
+    service_account_config,
+    uninstall_chart_rbac,
+)
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
@@ -38,6 +47,7 @@ ERS = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")
 ER = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
 POD = GroupVersionKind("", "v1", "Pod")
 SECRET = GroupVersionKind("", "v1", "Secret")
+CONFIG_MAP = GroupVersionKind("", "v1", "ConfigMap")
 MERGE = "application/merge-patch+json"
 
 
@@ -64,6 +74,34 @@ class Harness:
     managers: list[asyncio.Task[None]] = field(default_factory=list)
     factories: list[SecretActionsClientFactory] = field(default_factory=list)
     clients: list[Any] = field(default_factory=list)
+    controller_namespace: str | None = None
+    """Where the controller's ServiceAccount lives (chart RBAC only; created by the first `start`)."""
+
+    async def controller_config(self, *, tls: bool | None = None) -> Any:
+        """The REST config the controllers run with: chart RBAC's ServiceAccount, or admin when opted out.
+
+        The ServiceAccount gets the controller chart's rules and the scale-set chart's manager
+        Role in `namespace` (release ``set``, like `runner_set`'s default name), rendered with
+        ``githubServerTLS`` (ConfigMap ``get``) when ``tls``; ``None``: when the namespace
+        already holds a ConfigMap (a test that put a CA bundle there before starting).
+        """
+        config = await load_rest_config(self.env.kubeconfig_path)
+        if not chart_rbac_enabled():
+            return config
+        if self.controller_namespace is None:
+            self.controller_namespace = await self.env.create_namespace(prefix="arc-system-")
+        if tls is None:
+            tls = bool((await self.client.list(CONFIG_MAP, namespace=self.namespace)).items)
+        await install_chart_rbac(
+            self.client,
+            controller_namespace=self.controller_namespace,
+            namespace=self.namespace,
+            scale_set_name="set",
+            tls=tls,
+        )
+        return await service_account_config(
+            self.client, config, namespace=self.controller_namespace, name=CONTROLLER_SERVICE_ACCOUNT
+        )
 
     async def release_deleting_runners(self) -> None:
         """Upstream's finalizer-stripping helper, run in a loop: with no runner controller, a deleted
@@ -78,16 +116,20 @@ class Harness:
                         await self.client.patch(obj, raw_patch(MERGE, body))
             await asyncio.sleep(0.2)
 
-    async def start(self, *, runner_set: bool = True, runner: bool = True, client: Any = None) -> Any:
+    async def start(
+        self, *, runner_set: bool = True, runner: bool = True, client: Any = None, tls: bool | None = None
+    ) -> Any:
         """Start a manager running the chosen reconcilers; returns the manager.
 
         Without the runner controller, deleted runners are released by `release_deleting_runners`.
+        The manager runs as `controller_config` says (chart RBAC unless opted out; ``tls`` is
+        passed on); a ``client`` given here is used as is.
         """
         if not runner:
             self.managers.append(
                 asyncio.create_task(self.release_deleting_runners(), name=f"strip-finalizers-{self.namespace}")
             )
-        config = await load_rest_config(self.env.kubeconfig_path)
+        config = await self.controller_config(tls=tls)
         if client is None:
             client = new_client(config)
         self.clients.append(client)
@@ -187,6 +229,10 @@ async def harness(
     finally:
         await h.stop()
         await strip_finalizers(h)
+        if h.controller_namespace is not None:
+            await uninstall_chart_rbac(client, controller_namespace=h.controller_namespace)
+            with contextlib.suppress(Exception):
+                await envtest_environment.delete_namespace(h.controller_namespace)
         await client.close()
 
 

@@ -3,7 +3,7 @@
 Upstream's suites start one manager per spec, with the controller namespace separate
 from the scale set's namespace; here each test gets both namespaces, the config secret
 holding the fake service's token, and a manager running all four controllers
-(`setup_controllers`), optionally as a user with only some RBAC rules.
+(`setup_controllers`), by default as the ServiceAccount ARC's Helm charts bind (`chart_rbac`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,18 @@ import asyncio
 import base64
 import contextlib
 import json
-import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest_asyncio
-from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_config
+from chart_rbac import (
+    CONTROLLER_SERVICE_ACCOUNT,
+    chart_rbac_enabled,
+    install_chart_rbac,
+    service_account_config,
+    uninstall_chart_rbac,
+)
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
@@ -126,18 +131,24 @@ class World:
     ) -> Controllers:
         """Start a manager with the controllers (all four unless ``enabled`` says otherwise).
 
-        With ``chart_rbac`` (default: env ``ARC_ENVTEST_CHART_RBAC=1``) the manager runs
-        as a ServiceAccount holding only the rules ARC's Helm charts grant (`chart_rbac`).
+        With ``chart_rbac`` (default: on, unless env ``ARC_ENVTEST_CHART_RBAC=0``) the manager
+        runs as a ServiceAccount holding only the rules ARC's Helm charts grant (`chart_rbac`):
+        the controller chart's, and the scale-set chart's for a release named `name` in
+        `namespace` (``tls``: rendered with ``githubServerTLS``).
         ``wrap_client`` wraps the manager's client (e.g. a `reconcilekit.testing.InterceptorClient`
         recording or refusing calls), as upstream hands its reconcilers an interceptor.
         """
         config = await load_rest_config(self.env.kubeconfig_path)
         if chart_rbac is None:
-            chart_rbac = os.environ.get("ARC_ENVTEST_CHART_RBAC") == "1"
+            chart_rbac = chart_rbac_enabled()
         if chart_rbac:
             if not self.restricted:  # a restarted manager reuses the rules installed for the first
                 await install_chart_rbac(
-                    self.client, controller_namespace=self.controller_namespace, namespace=self.namespace, tls=tls
+                    self.client,
+                    controller_namespace=self.controller_namespace,
+                    namespace=self.namespace,
+                    scale_set_name=self.name,
+                    tls=tls,
                 )
             config = await service_account_config(
                 self.client, config, namespace=self.controller_namespace, name=CONTROLLER_SERVICE_ACCOUNT
@@ -259,6 +270,8 @@ async def world(
     finally:
         await w.stop()
         await w.purge()
+        if w.restricted:
+            await uninstall_chart_rbac(client, controller_namespace=controller_namespace)
         with contextlib.suppress(Exception):
             await envtest_environment.delete_namespace(controller_namespace)
         await client.close()

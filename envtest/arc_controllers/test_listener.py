@@ -6,6 +6,11 @@ JobStarted promotes an EphemeralRunner to Running only when it is not being
 deleted or finished; conflicts are retried from a fresh read; session faults
 (409, 401, dropped polls) are handled as upstream does, with the session
 deleted at exit.
+
+The listener runs as its own ServiceAccount holding only the Role the AutoscalingListener
+controller makes for it (the resource builder's Role and RoleBinding, arc-manager-helm-rbac.md
+§5.2), as a listener pod would; set-up and checks use an admin client.
+``ARC_ENVTEST_CHART_RBAC=0`` runs the listener as admin.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from chart_rbac import chart_rbac_enabled, service_account_config, service_account_kubeconfig
 
 from arc_controllers.actions import (
     ActionsClient,
@@ -35,6 +41,11 @@ from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.listener.app import AppError, ListenerApp, SessionClient
 from arc_controllers.listener.config import ListenerConfig
 from arc_controllers.listener.loop import ListenerError
+from arc_controllers.resourcebuilder.listener import (
+    ListenerBuildOptions,
+    new_scale_set_listener_role,
+    new_scale_set_listener_role_binding,
+)
 from reconcilekit.client import GroupVersionKind, Object, ObjectKey, Patch, RestClient, merge_from
 from reconcilekit.client import new_client as kube
 from reconcilekit.config import load_rest_config
@@ -59,6 +70,64 @@ async def crds(envtest_environment: Environment) -> None:
 @pytest.fixture
 async def client(envtest_environment: Environment, crds: None) -> AsyncIterator[RestClient]:
     rest = await load_rest_config(envtest_environment.kubeconfig_path)
+    c = kube(rest, field_owner="listener-test", register_prometheus=False)
+    try:
+        yield c
+    finally:
+        await c.close()
+
+
+LISTENER_NAME = "set-abcde-listener"
+
+
+@pytest.fixture
+async def listener_account(
+    envtest_environment: Environment, client: RestClient, namespace: str
+) -> AsyncIterator[tuple[str, str] | None]:
+    """The listener's ServiceAccount ``(namespace, name)`` bound to only its Role; None when opted out.
+
+    What the AutoscalingListener controller makes for a listener of set `SET_NAME` (spec §5.1):
+    the ServiceAccount in a controller namespace, the Role and RoleBinding in the set's
+    namespace, built by the resource builder's own functions.
+    """
+    if not chart_rbac_enabled():
+        yield None
+        return
+    controller_namespace = await envtest_environment.create_namespace(prefix="arc-system-")
+    listener = {
+        "metadata": {"name": LISTENER_NAME, "namespace": controller_namespace, "labels": {}},
+        "spec": {
+            "autoscalingRunnerSetNamespace": namespace,
+            "autoscalingRunnerSetName": "set",
+            "ephemeralRunnerSetName": SET_NAME,
+        },
+    }
+    account = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": LISTENER_NAME, "namespace": controller_namespace},
+    }
+    account = await client.create(account)
+    options = ListenerBuildOptions()
+    role = await client.create(new_scale_set_listener_role(listener, options=options))
+    await client.create(new_scale_set_listener_role_binding(listener, role, account, options=options))
+    try:
+        yield controller_namespace, LISTENER_NAME
+    finally:
+        await envtest_environment.delete_namespace(controller_namespace)
+
+
+@pytest.fixture
+async def listener_kube(
+    envtest_environment: Environment, client: RestClient, listener_account: tuple[str, str] | None
+) -> AsyncIterator[RestClient]:
+    """The Kubernetes client the listener runs with: its ServiceAccount's (admin when opted out)."""
+    if listener_account is None:
+        yield client
+        return
+    admin = await load_rest_config(envtest_environment.kubeconfig_path)
+    account_namespace, name = listener_account
+    rest = await service_account_config(client, admin, namespace=account_namespace, name=name)
     c = kube(rest, field_owner="listener-test", register_prometheus=False)
     try:
         yield c
@@ -242,12 +311,17 @@ def sessions(fake: FakeActionsService) -> list[Any]:
 
 
 async def test_jobs_move_replicas_and_patch_ids(
-    client: RestClient, namespace: str, fake: FakeActionsService, actions: ActionsClient, scale_set_id: int
+    client: RestClient,
+    listener_kube: RestClient,
+    namespace: str,
+    fake: FakeActionsService,
+    actions: ActionsClient,
+    scale_set_id: int,
 ) -> None:
     """Queued, started and completed jobs drive (replicas, patchID) exactly as the scaler's rules say."""
     await create_runner_set(client, namespace)
     await create_runner(client, namespace, "set-abcde-runner-1")
-    recorder = Recorder(client)
+    recorder = Recorder(listener_kube)
     config = listener_config(namespace, scale_set_id, fake, min_runners=1)
     async with Running(new_app(config, actions, recorder)):
         await eventually(lambda: client.get(ERS, ObjectKey(namespace, SET_NAME)), lambda s: s["spec"]["patchID"] == 0)
@@ -287,6 +361,7 @@ async def test_jobs_move_replicas_and_patch_ids(
 @pytest.mark.parametrize("state", ["deleting", "Failed"])
 async def test_job_started_does_not_resurrect_a_deleting_or_failed_runner(
     client: RestClient,
+    listener_kube: RestClient,
     namespace: str,
     fake: FakeActionsService,
     actions: ActionsClient,
@@ -301,7 +376,7 @@ async def test_job_started_does_not_resurrect_a_deleting_or_failed_runner(
         await client.delete(runner)
     else:
         await create_runner(client, namespace, name, phase="Failed")
-    recorder = Recorder(client)
+    recorder = Recorder(listener_kube)
     async with Running(new_app(listener_config(namespace, scale_set_id, fake), actions, recorder)):
         fake.queue_job(labels=["set"])
         await eventually(lambda: asyncio.sleep(0, fake.statistics(scale_set_id)), lambda s: s["totalAssignedJobs"] == 1)
@@ -322,6 +397,7 @@ async def test_job_started_does_not_resurrect_a_deleting_or_failed_runner(
 @pytest.mark.parametrize("concurrent", ["label", "Failed"])
 async def test_conflict_on_job_started_patch_is_retried_with_a_fresh_read(
     client: RestClient,
+    listener_kube: RestClient,
     namespace: str,
     fake: FakeActionsService,
     actions: ActionsClient,
@@ -332,7 +408,7 @@ async def test_conflict_on_job_started_patch_is_retried_with_a_fresh_read(
     await create_runner_set(client, namespace)
     name = "set-abcde-runner-3"
     await create_runner(client, namespace, name)
-    recorder = Recorder(client)
+    recorder = Recorder(listener_kube)
 
     async def concurrent_write() -> None:
         current = await client.get(ER, ObjectKey(namespace, name))
@@ -366,12 +442,17 @@ async def test_conflict_on_job_started_patch_is_retried_with_a_fresh_read(
 
 
 async def test_session_conflict_exits_without_a_session(
-    client: RestClient, namespace: str, fake: FakeActionsService, actions: ActionsClient, scale_set_id: int
+    client: RestClient,
+    listener_kube: RestClient,
+    namespace: str,
+    fake: FakeActionsService,
+    actions: ActionsClient,
+    scale_set_id: int,
 ) -> None:
     """A 409 on session create is not retried: the run fails at once and no ERS patch is sent."""
     await create_runner_set(client, namespace)
     fake.inject_session_conflict()
-    recorder = Recorder(client)
+    recorder = Recorder(listener_kube)
     with pytest.raises(AppError, match="failed to create actions message session client") as info:
         await new_app(listener_config(namespace, scale_set_id, fake), actions, recorder).run()
     assert isinstance(info.value.__cause__, SessionConflictError)
@@ -381,11 +462,16 @@ async def test_session_conflict_exits_without_a_session(
 
 
 async def test_expired_queue_token_is_refreshed_once_and_polling_goes_on(
-    client: RestClient, namespace: str, fake: FakeActionsService, actions: ActionsClient, scale_set_id: int
+    client: RestClient,
+    listener_kube: RestClient,
+    namespace: str,
+    fake: FakeActionsService,
+    actions: ActionsClient,
+    scale_set_id: int,
 ) -> None:
     """A 401 on the long poll refreshes the session once, the poll is repeated, and jobs still scale."""
     await create_runner_set(client, namespace)
-    recorder = Recorder(client)
+    recorder = Recorder(listener_kube)
     async with Running(new_app(listener_config(namespace, scale_set_id, fake), actions, recorder)):
         await eventually(lambda: asyncio.sleep(0, fake.requests("get_message")), lambda n: n >= 1)
         fake.expire_queue_tokens()
@@ -399,12 +485,17 @@ async def test_expired_queue_token_is_refreshed_once_and_polling_goes_on(
 
 
 async def test_dropped_long_poll_is_retried_then_fatal_with_the_session_deleted(
-    client: RestClient, namespace: str, fake: FakeActionsService, actions: ActionsClient, scale_set_id: int
+    client: RestClient,
+    listener_kube: RestClient,
+    namespace: str,
+    fake: FakeActionsService,
+    actions: ActionsClient,
+    scale_set_id: int,
 ) -> None:
     """One dropped poll is retried by the client and polling goes on; when every attempt drops, the
     listener exits with the error and deletes its session."""
     await create_runner_set(client, namespace)
-    recorder = Recorder(client)
+    recorder = Recorder(listener_kube)
     app = new_app(listener_config(namespace, scale_set_id, fake), actions, recorder)
     task = asyncio.create_task(app.run(), name="listener-app")
     try:
@@ -428,12 +519,16 @@ async def test_dropped_long_poll_is_retried_then_fatal_with_the_session_deleted(
 async def test_arc_listener_process_stops_on_sigterm_and_deletes_its_session(
     envtest_environment: Environment,
     client: RestClient,
+    listener_account: tuple[str, str] | None,
     namespace: str,
     fake: FakeActionsService,
     scale_set_id: int,
     tmp_path: Path,
 ) -> None:
-    """The real ``arc-listener`` process patches the set, then on SIGTERM deletes its session and exits 1."""
+    """The real ``arc-listener`` process patches the set, then on SIGTERM deletes its session and exits 1.
+
+    Its ``KUBECONFIG`` carries the listener ServiceAccount's token (only the listener's Role).
+    """
     await create_runner_set(client, namespace)
     config = {
         "configure_url": fake.config_url(),
@@ -448,10 +543,16 @@ async def test_arc_listener_process_stops_on_sigterm_and_deletes_its_session(
     }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
+    kubeconfig = envtest_environment.kubeconfig_path
+    if listener_account is not None:
+        account_namespace, name = listener_account
+        kubeconfig = await service_account_kubeconfig(
+            client, kubeconfig, tmp_path / "listener.kubeconfig", namespace=account_namespace, name=name
+        )
     env = {
         **os.environ,
         "LISTENER_CONFIG_PATH": str(path),
-        "KUBECONFIG": str(envtest_environment.kubeconfig_path),
+        "KUBECONFIG": str(kubeconfig),
         "NO_PROXY": "127.0.0.1,localhost",
     }
     process = await asyncio.create_subprocess_exec(

@@ -1,22 +1,29 @@
 """RBAC enforced by the real API server: the controller holds only what ARC's two Helm charts grant it,
 and the listener only the Role the controller made for it.
 
-arc-manager-helm-rbac.md §3.5, §3.8, §4.2 (controller) and §5.2 (listener). The whole
-suite runs the same way with ``ARC_ENVTEST_CHART_RBAC=1``.
+arc-manager-helm-rbac.md §3.5, §3.8, §4.2 (controller) and §5.2 (listener). These tests
+check the identities themselves; every other arc_controllers envtest runs its controllers
+and listeners the same way by default (``ARC_ENVTEST_CHART_RBAC=0`` opts out).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import pytest
-from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, service_account_config
+from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_config
 from scaleset_world import ARS, ER, ERS, POD, ROLE, ROLE_BINDING, SA, SECRET, World, eventually, world
+from structlog.testing import capture_logs
 
 from arc_controllers.listener.scaler import Scaler
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+from conftest import Harness
+from reconcilekit.cache import Options as CacheOptions
+from reconcilekit.cache import new_cache
 from reconcilekit.client import new_client
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 from reconcilekit.client.patch import raw_patch
@@ -173,3 +180,67 @@ async def test_listener_with_only_its_role_scales_and_records_jobs(world: World)
         await listener_client.get(SECRET, ObjectKey(w.namespace, "github-config-secret"))
     with pytest.raises(ForbiddenError):
         await listener_client.get(ERS, ObjectKey(w.namespace, w.name))
+
+
+async def test_a_forbidden_watch_is_logged_at_error_level_and_never_syncs(world: World) -> None:
+    """An informer on a kind the charts do not let the controller list fails loudly, not silently.
+
+    ConfigMaps in the scale set's namespace: the charts grant ``get`` at most (with
+    githubServerTLS), never list or watch. Each refused cycle is an error-level
+    ``list and watch forbidden`` line naming the kind and namespace; the informer never
+    reports synced (a manager would hit its cache-sync timeout), while Pods, which the
+    ClusterRole grants, sync.
+    """
+    w = world
+    await install_chart_rbac(
+        w.client, controller_namespace=w.controller_namespace, namespace=w.namespace, scale_set_name=w.name
+    )
+    w.restricted = True  # the fixture removes the ClusterRole and its binding
+    admin = await load_rest_config(w.env.kubeconfig_path)
+    restricted = new_client(
+        await service_account_config(w.client, admin, namespace=w.controller_namespace, name=CONTROLLER_SERVICE_ACCOUNT)
+    )
+    w.closers.append(restricted)
+    with capture_logs() as events:
+        cache = new_cache(restricted, CacheOptions(default_namespaces=[w.namespace]))
+        config_maps = await cache.get_informer(CONFIG_MAP)
+        pods = await cache.get_informer(POD)
+        task = asyncio.create_task(cache.start(), name="forbidden-cache")
+        try:
+
+            async def refused_twice() -> bool:
+                return cache.informer_stats(CONFIG_MAP)[w.namespace].forbidden >= 2
+
+            await eventually(refused_twice, within=30)
+            assert pods.has_synced()
+            assert not config_maps.has_synced()
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    refused = [e for e in events if e["log_level"] == "error" and e["event"].startswith("list and watch forbidden")]
+    assert len(refused) >= 2
+    assert {(e["gvk"], e["namespace"]) for e in refused} == {(str(CONFIG_MAP), w.namespace)}
+    assert 'cannot list resource "configmaps"' in refused[0]["error"]
+    assert cache.informer_stats(POD)[w.namespace].forbidden == 0
+
+
+async def test_harness_grants_config_map_get_only_when_a_ca_bundle_is_there(harness: Harness) -> None:
+    """The ERS/ER harness renders the scale-set chart with githubServerTLS when the test put a ConfigMap
+    (the CA bundle) in the namespace before starting: ``get`` on it, still no ``list``."""
+    h = harness
+    await h.client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "root-ca", "namespace": h.namespace},
+            "data": {"ca.crt": "x"},
+        }
+    )
+    restricted = new_client(await h.controller_config())
+    h.clients.append(restricted)
+    if h.controller_namespace is None:
+        pytest.skip("ARC_ENVTEST_CHART_RBAC=0: the harness runs as admin")
+    assert (await restricted.get(CONFIG_MAP, ObjectKey(h.namespace, "root-ca")))["data"] == {"ca.crt": "x"}
+    with pytest.raises(ForbiddenError):
+        await restricted.list(CONFIG_MAP, namespace=h.namespace)

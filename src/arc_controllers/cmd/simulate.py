@@ -23,7 +23,7 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -57,7 +57,7 @@ from arc_controllers.cmd.sim.scenario import (
 from arc_controllers.cmd.sim.system import InProcessController, ServiceBoard, manager_options_for, sample_system
 from reconcilekit.client import new_client
 from reconcilekit.client.interfaces import WithWatch
-from reconcilekit.config import load_rest_config
+from reconcilekit.config import RestConfig, load_rest_config
 
 __all__ = ["ARS", "SimResult", "SimulationError", "main", "plot_if_possible", "run_simulation"]
 
@@ -208,6 +208,7 @@ async def run_simulation(
     stream: TextIO | None = None,
     log_level: str = "info",
     environment: Any | None = None,
+    controller_config: Callable[[WithWatch, RestConfig], Awaitable[RestConfig]] | None = None,
 ) -> SimResult:
     """Run ``scenario`` end to end; write ``summary.json``, ``controller.log`` and the plot in ``out_dir``.
 
@@ -223,6 +224,9 @@ async def run_simulation(
         log_level: the controller's log level (its log goes to ``controller.log``).
         environment: an already started ``reconcilekit.envtest.Environment`` to use (tests); it
             gets the CRDs and is left running.
+        controller_config: called with the admin client and REST config once the namespaces
+            exist; returns the REST config the controller manager runs with (tests: a
+            ServiceAccount holding only the Helm charts' RBAC). ``None``: the admin config.
     """
     from reconcilekit.envtest import Environment
 
@@ -282,7 +286,8 @@ async def run_simulation(
             )
             await kubelet.start()
             stack.push_async_callback(kubelet.stop)
-            controller = InProcessController(manager_options_for(scenario, log_level), rest)
+            controller_rest = rest if controller_config is None else await controller_config(client, rest)
+            controller = InProcessController(manager_options_for(scenario, log_level), controller_rest)
             await controller.start()
             stack.push_async_callback(controller.stop)  # stopped before the kubelet and the fake
             run = _Run(scenario, client, fake, kubelet, controller, timeline, progress, board)

@@ -89,6 +89,8 @@ class ReflectorStats:
     """Watches opened."""
     expired: int
     """Watches that ended with 410 Gone/Expired."""
+    forbidden: int = 0
+    """List-and-watch cycles refused with 401/403 (each logged at error level)."""
 
 
 class _KindInformer:
@@ -360,7 +362,7 @@ class InformerCache:
         entry = self._entries.get(gvk)
         if entry is None:
             return {}
-        return {ns: ReflectorStats(r.lists, r.watches, r.expired) for ns, r in entry.reflectors.items()}
+        return {ns: ReflectorStats(r.lists, r.watches, r.expired, r.forbidden) for ns, r in entry.reflectors.items()}
 
 
 def _fields_text(fields: Mapping[str, str] | str) -> str:

@@ -136,3 +136,27 @@ def test_log_lines_carry_no_secrets() -> None:
     assert jwt not in out.getvalue()
     assert line["severity"] == "INFO"
     assert line["message"] == "calling"
+
+
+def test_json_tracebacks_carry_no_frame_locals() -> None:
+    """A failing request's locals (its headers, with the bearer token) stay out of the JSON log."""
+    import io
+    import json
+
+    from arc_controllers.cmd._logging import configure_manager_logging
+
+    out = io.StringIO()
+    configure_manager_logging("info", "json", stream=out)
+
+    def send(headers: dict[str, str]) -> None:
+        raise PermissionError("403 Forbidden")
+
+    try:
+        send({"Authorization": "Bearer eyJhbGciOiJFUzI1NiJ9.payload"})
+    except PermissionError:
+        structlog.get_logger("t").exception("reconciler error")
+    line = json.loads(out.getvalue())
+    assert "eyJhbGciOiJFUzI1NiJ9" not in out.getvalue()
+    [exc] = line["exception"]
+    assert exc["exc_type"] == "PermissionError"
+    assert all(not frame.get("locals") for frame in exc["frames"])

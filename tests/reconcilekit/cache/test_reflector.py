@@ -6,11 +6,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from structlog.testing import capture_logs
+
 from reconcilekit.cache._internal.backoff import BackoffManager, BackoffSettings
 from reconcilekit.cache._internal.reflector import Reflector
 from reconcilekit.cache._internal.shared_informer import SharedIndexInformer
 from reconcilekit.client.interfaces import GroupVersionKind, WatchEvent
-from reconcilekit.errors import TooManyRequestsError
+from reconcilekit.errors import ForbiddenError, TooManyRequestsError
 from reconcilekit.testing import FakeClient, eventually
 
 CM = GroupVersionKind("", "v1", "ConfigMap")
@@ -103,3 +105,31 @@ async def test_a_very_short_empty_watch_is_an_error_that_relists() -> None:
         await eventually(lambda: reflector.lists == 2)
     finally:
         await _stop(task)
+
+
+class Denied(Recording):
+    """A client whose identity may not list ConfigMaps (what kube-apiserver answers without RBAC)."""
+
+    async def list(self, gvk: GroupVersionKind, /, **kwargs: Any) -> Any:
+        raise ForbiddenError(
+            403,
+            "Forbidden",
+            'configmaps is forbidden: User "system:serviceaccount:a:b" cannot list resource "configmaps"',
+        )
+
+
+async def test_a_forbidden_list_is_logged_at_error_level_on_every_retry() -> None:
+    """A 403 is not retried silently: each cycle logs an error naming the resource, then backs off."""
+    client = Denied()
+    with capture_logs() as events:
+        reflector, task = await _run(client)
+        try:
+            await eventually(lambda: reflector.forbidden >= 2)
+        finally:
+            await _stop(task)
+    errors = [e for e in events if e["log_level"] == "error"]
+    assert len(errors) >= 2
+    assert errors[0]["event"].startswith("list and watch forbidden")
+    assert errors[0]["gvk"] == str(CM)
+    assert 'cannot list resource "configmaps"' in errors[0]["error"]
+    assert reflector.lists == 0

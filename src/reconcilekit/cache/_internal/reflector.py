@@ -36,9 +36,11 @@ from reconcilekit.client.interfaces import GroupVersionKind, Object, WithWatch
 from reconcilekit.errors import (
     APIStatusError,
     from_status,
+    is_forbidden,
     is_gone,
     is_resource_expired,
     is_too_many_requests,
+    is_unauthorized,
 )
 
 __all__ = ["DEFAULT_PAGE_SIZE", "MIN_WATCH_TIMEOUT", "Reflector", "WatchStalledError"]
@@ -171,6 +173,8 @@ class Reflector:
         """How many watches this reflector opened."""
         self.expired = 0
         """How many watches ended with 410 Gone/Expired."""
+        self.forbidden = 0
+        """How many list-and-watch cycles ended with 401/403 (each one logged at error level)."""
 
     @property
     def last_sync_resource_version(self) -> str:
@@ -186,6 +190,15 @@ class Reflector:
             except Exception as err:  # every failure is retried: that is the reflector's job
                 if is_gone(err) or is_resource_expired(err):
                     self._log.debug("watch expired, relisting", error=str(err))
+                elif is_forbidden(err) or is_unauthorized(err):
+                    # client-go's DefaultWatchErrorHandler reports these through HandleError (error level):
+                    # the identity lacks list/watch here, and the informer never syncs until RBAC changes.
+                    self.forbidden += 1
+                    self._log.error(
+                        "list and watch forbidden: the informer cannot sync until RBAC grants list and watch",
+                        error=str(err),
+                        attempts=self.forbidden,
+                    )
                 else:
                     self._log.warning("list and watch failed", error=repr(err))
             await asyncio.sleep(self._backoff.delay())
