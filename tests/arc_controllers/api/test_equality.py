@@ -244,6 +244,32 @@ def _random_json(rng: random.Random, depth: int = 0) -> Any:
     return {rng.choice(keys): _random_json(rng, depth + 1) for _ in range(rng.randrange(4))}
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "equal"),
+    [
+        ({"metadata": {"labels": {}}}, {}, True),
+        ({}, {"metadata": {"labels": {}}}, True),
+        ({"metadata": {"labels": {}}}, {"metadata": {}}, True),
+        ({"a": {"b": {"c": [], "d": None}}}, {}, True),
+        (None, {"a": {"b": {}}}, True),
+        ({"resources": {"limits": {}}}, {}, True),
+        ({"a": {"b": {"c": ["x"]}}}, {}, False),
+        ({}, {"a": {"b": ""}}, False),
+        ({"a": {"b": 0}}, {}, False),
+        ({}, {"a": {"labels": {"k": "v"}}}, False),
+    ],
+)
+def test_absent_equals_an_object_empty_at_every_depth(a: Any, b: Any, equal: bool) -> None:
+    """An absent object equals one whose fields are all empty, however deep, and the rule is transitive.
+
+    Go ARC omits empty maps when it writes (``metadata: {}``), a user's manifest may spell
+    ``metadata: {labels: {}}``; the two once compared equal to ``{metadata: {}}`` but not to each
+    other through an absent key, which made the result depend on which side held the key.
+    """
+    assert semantic_equal(a, b) is equal
+    assert semantic_equal(b, a) is equal
+
+
 def test_never_raises_on_random_json() -> None:
     rng = random.Random(20260630)
     for _ in range(3000):

@@ -177,6 +177,10 @@ def semantic_equal(a: Any, b: Any) -> bool:
         if x is y:
             continue
         tx, ty = type(x), type(y)
+        if x is None and ty is dict:
+            x, tx = {}, dict  # absent equals an object whose every field is empty, at any depth
+        elif y is None and tx is dict:
+            y, ty = {}, dict
         if tx is dict and ty is dict:
             found = 0
             for key, vx in x.items():
@@ -196,10 +200,15 @@ def semantic_equal(a: Any, b: Any) -> bool:
                     push((vx, vy, _PLAIN))
                 else:
                     push((vx, vy, _child_context(ctx, key, vx, vy)))
-            if found < len(y):  # keys only y has: equal only when empty
+            if found < len(y):  # keys only y has: compared with absent (equal only when empty throughout)
                 for key in y.keys() - x.keys():
-                    if not _is_empty(y[key]):
+                    vy = y[key]
+                    if _is_empty(vy):
+                        continue
+                    if type(vy) is not dict:
                         return False
+                    plain = ctx == _PLAIN and key not in _SPECIAL_KEYS
+                    push((None, vy, _PLAIN if plain else _child_context(ctx, key, None, vy)))
             continue
         if tx is list and ty is list:
             if len(x) != len(y):
