@@ -577,21 +577,46 @@ async def test_label_edit_recreates_listener_and_goes_through_pending(world: Wor
     ars = await running(w)
     listener = await w.listener_of(ars)
     assert listener is not None
-    phases: set[str] = set()
-    ars = await w.patch(ars, {"metadata": {"labels": {"tier": "gold"}}})
+    # Every status write is seen through a watch started before the edit, so a Pending phase
+    # that lasts one reconcile cannot slip between two polls.
+    phases: list[str] = []
+    since = (await w.client.list(ARS, namespace=w.namespace)).resource_version
 
-    async def rebuilt() -> bool:
-        current = await w.get(ARS, w.name)
-        phases.add((current.get("status") or {}).get("phase", ""))
-        new = await w.listener_of(ars)
-        return (
-            new is not None
-            and new["metadata"]["uid"] != listener["metadata"]["uid"]
-            and (new["metadata"]["labels"].get("tier") == "gold")
-        )
+    async def follow() -> None:
+        async for event in w.client.watch(ARS, namespace=w.namespace, resource_version=since):
+            if event.type in ("ADDED", "MODIFIED") and event.object["metadata"]["name"] == w.name:
+                phase = (event.object.get("status") or {}).get("phase", "")
+                if not phases or phases[-1] != phase:
+                    phases.append(phase)
 
-    await eventually(rebuilt, interval=0.05)
-    await running(w)
+    watcher = asyncio.create_task(follow(), name="watch-ars-phases")
+    try:
+        ars = await w.patch(ars, {"metadata": {"labels": {"tier": "gold"}}})
+        assert ars["metadata"]["generation"] == ars["status"]["observedGeneration"], "a label edit bumps no generation"
+
+        async def rebuilt() -> bool:
+            new = await w.listener_of(ars)
+            return (
+                new is not None
+                and new["metadata"]["uid"] != listener["metadata"]["uid"]
+                and (new["metadata"]["labels"].get("tier") == "gold")
+            )
+
+        await eventually(rebuilt, interval=0.05)
+        await running(w)
+
+        async def settled() -> bool:
+            return phases[-1:] == ["Running"] and len(phases) > 1
+
+        with contextlib.suppress(AssertionError):  # the watch may trail the poll; the assert below says what was seen
+            await eventually(settled, within=5.0)
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    # Spec §5.2 step 12 / §5.3: the drifted listener is deleted only after the scale set went
+    # Pending (observedGeneration kept), and step 13 brings it back to Running.
+    assert phases == ["Running", "Pending", "Running"], phases
 
 
 async def _release_deleted_runners(w: World) -> None:
