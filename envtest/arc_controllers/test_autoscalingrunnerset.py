@@ -29,6 +29,7 @@ from scaleset_world import (
 
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
 from reconcilekit.errors import ConflictError, NotFoundError
+from reconcilekit.testing import InterceptorClient
 
 __all__ = ["world"]
 
@@ -501,71 +502,139 @@ async def test_version_mismatch_deletes_the_scale_set(world: World) -> None:
     await running(w)
 
 
-# Upstream: Describe "Test external permissions cleanup"
-#   It "Should clean up kubernetes mode permissions"; It "Should clean up manager permissions and no-permission
-#   service account"
-async def test_external_permissions_cleanup(world: World) -> None:
-    w = world
-    fin = "actions.github.com/cleanup-protection"
-    objects = [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "kube-mode"}, "rules": []},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": {"name": "kube-mode"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kube-mode"},
-            "subjects": [{"kind": "ServiceAccount", "name": "kube-mode", "namespace": w.namespace}],
-        },
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "kube-mode"}},
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "no-permission"}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "manager"}, "rules": []},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": {"name": "manager"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "manager"},
-            "subjects": [{"kind": "ServiceAccount", "name": "arc", "namespace": w.controller_namespace}],
-        },
-    ]
-    for obj in objects:
-        obj["metadata"].update(namespace=w.namespace, finalizers=[fin])
-        await w.client.create(obj)
-    secret = await w.get(SECRET, "github-config-secret")
-    await w.patch(secret, {"metadata": {"finalizers": [fin]}})
+CLEANUP_FINALIZER = "actions.github.com/cleanup-protection"
+FOREIGN_FINALIZER = "example.com/keep"
+"""Python only: a second finalizer on every protected object, to show only the cleanup one is taken off."""
 
-    await w.start()
-    body = w.ars()
-    body["metadata"]["annotations"] = {
-        "actions.github.com/cleanup-kubernetes-mode-role-name": "kube-mode",
-        "actions.github.com/cleanup-kubernetes-mode-role-binding-name": "kube-mode",
-        "actions.github.com/cleanup-kubernetes-mode-service-account-name": "kube-mode",
-        "actions.github.com/cleanup-no-permission-service-account-name": "no-permission",
-        "actions.github.com/cleanup-github-secret-name": "github-config-secret",
-        "actions.github.com/cleanup-manager-role-binding": "manager",
-        "actions.github.com/cleanup-manager-role-name": "manager",
+
+def _role(name: str) -> dict[str, Any]:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name}, "rules": []}
+
+
+def _role_binding(name: str, role: str, subject: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+        "subjects": [subject],
     }
+
+
+def _service_account(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}}
+
+
+async def _external_permissions_cleanup(
+    w: World, objects: list[dict[str, Any]], annotations: dict[str, str], expected_order: list[tuple[str, str]]
+) -> None:
+    """Create the protected objects and a scale set naming them, delete all, and check §5.9.
+
+    The manager's client records every call; the finalizer-removal patches on the protected
+    objects must come in removeFinalizersFromDependentResources' order, one each. Every object
+    also carries a foreign finalizer, which must survive: after the scale set is gone each object
+    is still there (deleting) holding exactly that finalizer.
+    """
+    for obj in objects:
+        finalizers = [CLEANUP_FINALIZER, FOREIGN_FINALIZER]
+        if obj["kind"] == "Secret":  # the world's GitHub config secret, which the scale set names
+            await w.patch(await w.get(SECRET, obj["metadata"]["name"]), {"metadata": {"finalizers": finalizers}})
+        else:
+            obj["metadata"].update(namespace=w.namespace, finalizers=finalizers)
+            await w.client.create(obj)
+    recorder: list[InterceptorClient] = []
+
+    def record(client: Any) -> InterceptorClient:
+        recorder.append(InterceptorClient(client))
+        return recorder[0]
+
+    await w.start(wrap_client=record)
+    body = w.ars()
+    body["metadata"]["annotations"] = annotations
     await w.client.create(body)
     ars = await running(w)
     await w.client.delete(ars)
+    kinds = {"Role": ROLE, "RoleBinding": ROLE_BINDING, "ServiceAccount": SA, "Secret": SECRET}
+    for obj in objects:  # as upstream: the chart's objects are deleted with the scale set
+        await w.client.delete(await w.get(kinds[obj["kind"]], obj["metadata"]["name"]))
 
-    async def released() -> bool:
-        if await w.find(ARS, w.name) is not None:
-            return False
-        for gvk, name in (
-            (ROLE, "kube-mode"),
-            (ROLE_BINDING, "kube-mode"),
-            (SA, "kube-mode"),
-            (SA, "no-permission"),
-            (ROLE, "manager"),
-            (ROLE_BINDING, "manager"),
-            (SECRET, "github-config-secret"),
-        ):
-            obj = await w.get(gvk, name)
-            if fin in (obj["metadata"].get("finalizers") or []):
-                return False
-        return True
+    async def scale_set_gone() -> bool:
+        return await w.find(ARS, w.name) is None
 
-    await eventually(released)
+    await eventually(scale_set_gone)
+    for obj in objects:
+        kept = await w.get(kinds[obj["kind"]], obj["metadata"]["name"])
+        assert kept["metadata"].get("deletionTimestamp"), kept["metadata"]
+        assert kept["metadata"]["finalizers"] == [FOREIGN_FINALIZER], kept["metadata"]
+    protected = {(obj["kind"], obj["metadata"]["name"]) for obj in objects}
+    patched = [(c.kind, c.name) for c in recorder[0].calls if c.verb == "patch" and (c.kind, c.name) in protected]
+    assert patched == expected_order
+    for obj in objects:  # upstream's expectation: with the foreign finalizer gone too, each object is cleaned up
+        kept = await w.get(kinds[obj["kind"]], obj["metadata"]["name"])
+        await w.patch(kept, {"metadata": {"finalizers": None}})
+
+    async def cleaned_up() -> bool:
+        return all([await w.find(kinds[obj["kind"]], obj["metadata"]["name"]) is None for obj in objects])
+
+    await eventually(cleaned_up)
+
+
+# Upstream: Describe "Test external permissions cleanup" / It "Should clean up kubernetes mode permissions"
+async def test_external_permissions_cleanup_kubernetes_mode(world: World) -> None:
+    w = world
+    await _external_permissions_cleanup(
+        w,
+        [
+            _role("kube-mode-role"),
+            _service_account("kube-mode-service-account"),
+            _role_binding(
+                "kube-mode-role-binding",
+                "kube-mode-role",
+                {"kind": "ServiceAccount", "name": "kube-mode-service-account", "namespace": w.namespace},
+            ),
+        ],
+        {
+            "actions.github.com/cleanup-kubernetes-mode-role-binding-name": "kube-mode-role-binding",
+            "actions.github.com/cleanup-kubernetes-mode-role-name": "kube-mode-role",
+            "actions.github.com/cleanup-kubernetes-mode-service-account-name": "kube-mode-service-account",
+        },
+        [
+            ("RoleBinding", "kube-mode-role-binding"),
+            ("Role", "kube-mode-role"),
+            ("ServiceAccount", "kube-mode-service-account"),
+        ],
+    )
+
+
+# Upstream: Describe "Test external permissions cleanup"
+#   It "Should clean up manager permissions and no-permission service account"
+async def test_external_permissions_cleanup_manager_and_no_permission(world: World) -> None:
+    w = world
+    await _external_permissions_cleanup(
+        w,
+        [
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "github-config-secret"}},
+            _role("manager-role"),
+            _role_binding(
+                "manager-role-binding",
+                "manager-role",
+                {"kind": "ServiceAccount", "name": "arc", "namespace": w.controller_namespace},
+            ),
+            _service_account("no-permission-sa"),
+        ],
+        {
+            "actions.github.com/cleanup-manager-role-name": "manager-role",
+            "actions.github.com/cleanup-manager-role-binding": "manager-role-binding",
+            "actions.github.com/cleanup-github-secret-name": "github-config-secret",
+            "actions.github.com/cleanup-no-permission-service-account-name": "no-permission-sa",
+        },
+        [
+            ("ServiceAccount", "no-permission-sa"),
+            ("Secret", "github-config-secret"),
+            ("RoleBinding", "manager-role-binding"),
+            ("Role", "manager-role"),
+        ],
+    )
 
 
 # Upstream: Context "When updating a new AutoScalingRunnerSet" — (#4636) a label-only edit recreates the listener
