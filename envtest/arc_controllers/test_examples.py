@@ -99,7 +99,8 @@ async def test_example_manifest_reconciles_to_the_listed_children(world: World, 
     w = world
     name = "arc-runner-set" if example == "default-mode" else "k8s-runners"
     k8s = example == "kubernetes-mode"
-    await w.start(chart_rbac=True)
+    # the kubernetes-mode example sets listenerMetrics: run that one with the listener metrics server on
+    await w.start(chart_rbac=True, **({"listener_metrics_addr": ":8080"} if k8s else {}))
     await _apply(w, f"{example}.yaml")
 
     async def running() -> dict[str, Any] | None:
@@ -239,12 +240,32 @@ async def test_example_manifest_reconciles_to_the_listed_children(world: World, 
             "metadata"
         ]["resourceVersion"]
     }
-    assert pod["spec"]["serviceAccountName"] == listener_name
-    assert pod["spec"]["containers"][0]["image"] == LISTENER_IMAGE
-    assert pod["spec"]["volumes"][0] == {
+    # §10.3 pod spec, every field the builder sets (no listenerTemplate, no proxy; a metrics port only with metrics on);
+    # the API server's defaults (dnsPolicy, schedulerName, terminationMessage*, imagePullPolicy, the token
+    # projection) are not the builder's and are left out of the comparison
+    pod_spec = pod["spec"]
+    assert pod_spec["serviceAccountName"] == listener_name
+    assert pod_spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert pod_spec["restartPolicy"] == "Never"
+    assert pod_spec["terminationGracePeriodSeconds"] == 60
+    assert "imagePullSecrets" not in pod_spec
+    assert [c["name"] for c in pod_spec["containers"]] == ["listener"]
+    container = pod_spec["containers"][0]
+    assert container["image"] == LISTENER_IMAGE
+    assert container["command"] == ["/ghalistener"]
+    assert "args" not in container
+    assert container["env"] == [{"name": "LISTENER_CONFIG_PATH", "value": "/etc/gha-listener/config.json"}]
+    if k8s:
+        assert container["ports"] == [{"name": "metrics", "containerPort": 8080, "protocol": "TCP"}]
+    else:
+        assert "ports" not in container
+    mounts = [m for m in container["volumeMounts"] if m["name"] == "listener-config"]
+    assert mounts == [{"name": "listener-config", "mountPath": "/etc/gha-listener", "readOnly": True}]
+    assert pod_spec["volumes"][0] == {
         "name": "listener-config",
         "secret": {"secretName": f"{listener_name}-config", "defaultMode": 420},
     }
+    assert pod["metadata"]["ownerReferences"][0]["controller"] is True
 
     # deleting the scale set releases every chart object's cleanup-protection finalizer (§5.9)
     await w.client.delete(ars)
