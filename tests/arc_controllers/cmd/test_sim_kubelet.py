@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from arc_controllers.cmd.sim import kubelet
 from arc_controllers.cmd.sim.kubelet import POD, Kubelet, classify_pod
-import yaml
-
 from reconcilekit.client.interfaces import Object, ObjectKey
 from reconcilekit.testing import FakeClient, eventually
 
@@ -106,7 +105,9 @@ def _runner_pod(name: str, jit_secret: str) -> dict[str, Any]:
 BASE_KUBECONFIG = {
     "apiVersion": "v1",
     "kind": "Config",
-    "clusters": [{"name": "envtest", "cluster": {"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="}}],
+    "clusters": [
+        {"name": "envtest", "cluster": {"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="}}
+    ],
     "users": [{"name": "envtest", "user": {"client-certificate-data": "YWRtaW4=", "client-key-data": "a2V5"}}],
     "contexts": [{"name": "envtest", "context": {"cluster": "envtest", "user": "envtest"}}],
     "current-context": "envtest",
@@ -274,12 +275,15 @@ async def test_listener_pod_runs_a_process_with_its_config(tmp_path: Path) -> No
     assert (namespace, account) == (NS, "l1-sa")
     assert request["spec"]["expirationSeconds"] == 3600
     bound = request["spec"]["boundObjectRef"]
-    assert (bound["kind"], bound["name"]) == ("Pod", "l1") and bound["uid"]
+    assert (bound["kind"], bound["name"]) == ("Pod", "l1")
+    assert bound["uid"]
     # the listener's kubeconfig: the same cluster, the ServiceAccount's token and no admin credential
     assert listener_kubeconfig.stat().st_mode & 0o777 == 0o600
     written = yaml.safe_load(listener_kubeconfig.read_text())
     assert written["clusters"] == BASE_KUBECONFIG["clusters"]
-    assert written["users"] == [{"name": f"system:serviceaccount:{NS}:l1-sa", "user": {"token": f"token-of-{NS}-l1-sa"}}]
+    assert written["users"] == [
+        {"name": f"system:serviceaccount:{NS}:l1-sa", "user": {"token": f"token-of-{NS}-l1-sa"}}
+    ]
     assert written["contexts"][0]["context"]["user"] == written["users"][0]["name"] == written["current-context"]
 
 
@@ -296,7 +300,8 @@ async def test_listener_pod_without_its_service_account_waits_with_a_reason(tmp_
             assert got.get("status", {}).get("phase") == "Pending"
             state = got["status"]["containerStatuses"][0]["state"]["waiting"]
             assert state["reason"] == "CreateContainerConfigError"
-            assert "l1-sa" in state["message"] and "not found" in state["message"]
+            assert "l1-sa" in state["message"]
+            assert "not found" in state["message"]
 
         await eventually(waiting, timeout=10)
         # the account appears: the next attempt mints its token and starts the listener

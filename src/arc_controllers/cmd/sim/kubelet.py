@@ -78,6 +78,7 @@ def _die_with_parent() -> list[str]:
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []
 
+
 class JobBoard(Protocol):
     """**Protocol:** what a simulated runner needs from the fake Actions service and the recorder."""
 
@@ -461,7 +462,6 @@ class Kubelet:
             raise
         finally:
             self._listeners.pop(name, None)
-
 
     async def _service_account_kubeconfig(self, pod: dict[str, Any]) -> Path | None:
         """The listener's kubeconfig as its pod's ServiceAccount; None when the pod is gone.
