@@ -736,6 +736,12 @@ async def whoami(kubeconfig: Path) -> str:
     return str(review["status"]["userInfo"]["username"])
 
 
+def process_environ(pid: int) -> dict[str, str]:
+    """The environment process ``pid`` was started with (Linux ``/proc``)."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    return dict(item.decode().partition("=")[::2] for item in raw.split(b"\0") if item)
+
+
 def _process_config(namespace: str, scale_set_id: int, fake: FakeActionsService) -> dict[str, Any]:
     return {
         "configure_url": fake.config_url(),
@@ -766,6 +772,8 @@ async def test_sim_kubelet_runs_the_listener_as_the_controllers_service_account(
     """
     if listener_account is None:
         pytest.skip("ARC_ENVTEST_CHART_RBAC=0: no listener ServiceAccount")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads the listener's environment from /proc")
     account_namespace, account = listener_account
     await create_runner_set(client, namespace)
     owner = await client.get(LISTENER, ObjectKey(account_namespace, LISTENER_NAME))
@@ -782,7 +790,10 @@ async def test_sim_kubelet_runs_the_listener_as_the_controllers_service_account(
         await eventually(
             lambda: client.get(ERS, ObjectKey(namespace, SET_NAME)), lambda s: s["spec"].get("replicas") == 2, 60
         )
-        kubeconfig = tmp_path / "listeners" / "listener-pod" / "kubeconfig"
+        # the KUBECONFIG the running process was actually given, and who the API server says it is
+        [process] = kubelet._listeners.values()
+        kubeconfig = Path(process_environ(process.pid)["KUBECONFIG"])
+        assert kubeconfig != envtest_environment.kubeconfig_path
         assert await whoami(kubeconfig) == f"system:serviceaccount:{account_namespace}:{account}"
         assert kubelet.counters.listener_starts == 1
     finally:
@@ -829,10 +840,11 @@ async def test_sim_kubelet_listener_without_patch_rights_is_refused(
     log_path = tmp_path / "listeners" / "listener-pod.log"
     try:
 
-        async def log_text() -> str:
-            return await asyncio.to_thread(log_path.read_text) if log_path.exists() else ""
+        async def refused() -> bool:
+            text = await asyncio.to_thread(log_path.read_text) if log_path.exists() else ""
+            return "forbidden" in text.lower()
 
-        await eventually(log_text, lambda text: "forbidden" in text.lower(), 60)
+        await eventually(refused, bool, 60)
     finally:
         await kubelet.stop()
     runner_set = await client.get(ERS, ObjectKey(namespace, SET_NAME))
