@@ -8,14 +8,18 @@ deleted or finished; conflicts are retried from a fresh read; session faults
 deleted at exit.
 
 The listener runs as its own ServiceAccount holding only the Role the AutoscalingListener
-controller makes for it (the resource builder's Role and RoleBinding, arc-manager-helm-rbac.md
-§5.2), as a listener pod would; set-up and checks use an admin client.
+controller makes for it (the controller's reconcile creates the ServiceAccount, Role and
+RoleBinding for the test's listener, arc-manager-helm-rbac.md §5.2), as a listener pod would;
+set-up and checks use an admin client. arc-sim's kubelet gives a listener pod's process that
+same identity (a TokenRequest token of the pod's ServiceAccount): the last tests pin it.
 ``ARC_ENVTEST_CHART_RBAC=0`` runs the listener as admin.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import json
 import os
 import signal
@@ -38,19 +42,18 @@ from arc_controllers.actions import (
     new_client,
 )
 from arc_controllers.actions.fake import FakeActionsService
+from arc_controllers.cmd.sim.kubelet import Kubelet
+from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
 from arc_controllers.listener.app import AppError, ListenerApp, SessionClient
 from arc_controllers.listener.config import ListenerConfig
 from arc_controllers.listener.loop import ListenerError
-from arc_controllers.resourcebuilder.listener import (
-    ListenerBuildOptions,
-    new_scale_set_listener_role,
-    new_scale_set_listener_role_binding,
-)
+from arc_controllers.resourcebuilder.listener import rules_for_listener_role
 from reconcilekit.client import GroupVersionKind, Object, ObjectKey, Patch, RestClient, merge_from
 from reconcilekit.client import new_client as kube
 from reconcilekit.config import load_rest_config
 from reconcilekit.envtest import Environment
-from reconcilekit.errors import ConflictError
+from reconcilekit.errors import ConflictError, NotFoundError
+from reconcilekit.reconcile import Request
 
 _T = TypeVar("_T")
 
@@ -80,40 +83,105 @@ async def client(envtest_environment: Environment, crds: None) -> AsyncIterator[
 LISTENER_NAME = "set-abcde-listener"
 
 
+ARS = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingRunnerSet")
+LISTENER = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingListener")
+SERVICE_ACCOUNT = GroupVersionKind("", "v1", "ServiceAccount")
+ROLE = GroupVersionKind("rbac.authorization.k8s.io", "v1", "Role")
+ROLE_BINDING = GroupVersionKind("rbac.authorization.k8s.io", "v1", "RoleBinding")
+POD = GroupVersionKind("", "v1", "Pod")
+LISTENER_FINALIZER = "autoscalinglistener.actions.github.com/finalizer"
+
+
+async def _no_app_config(ars: Object) -> Any:
+    raise AssertionError("the listener's RBAC is made before its config is read")
+
+
+async def reconcile_listener_rbac(client: RestClient, listener: Object) -> tuple[Object, Object, Object]:
+    """Run the AutoscalingListener controller for ``listener`` until its ServiceAccount, Role and RoleBinding exist.
+
+    The real reconciler (`AutoscalingListenerReconciler.reconcile`, no manager: one request at
+    a time); it stops short of the config secret and the pod, which these tests do not need.
+    """
+    meta = listener["metadata"]
+    ars_namespace = listener["spec"]["autoscalingRunnerSetNamespace"]
+    reconciler = AutoscalingListenerReconciler(client=client, app_config=_no_app_config)
+    for _ in range(10):
+        try:
+            binding = await client.get(ROLE_BINDING, ObjectKey(ars_namespace, meta["name"]))
+            break
+        except NotFoundError:
+            await reconciler.reconcile(Request(meta["namespace"], meta["name"]))
+    else:
+        raise AssertionError("the AutoscalingListener controller made no RoleBinding")
+    account = await client.get(SERVICE_ACCOUNT, ObjectKey(meta["namespace"], meta["name"]))
+    role = await client.get(ROLE, ObjectKey(ars_namespace, meta["name"]))
+    return account, role, binding
+
+
 @pytest.fixture
 async def listener_account(
     envtest_environment: Environment, client: RestClient, namespace: str
 ) -> AsyncIterator[tuple[str, str] | None]:
     """The listener's ServiceAccount ``(namespace, name)`` bound to only its Role; None when opted out.
 
-    What the AutoscalingListener controller makes for a listener of set `SET_NAME` (spec §5.1):
-    the ServiceAccount in a controller namespace, the Role and RoleBinding in the set's
-    namespace, built by the resource builder's own functions.
+    Made by the AutoscalingListener controller itself (`reconcile_listener_rbac`) for a listener
+    of set `SET_NAME` (spec §5.1): the ServiceAccount in a controller namespace, the Role and
+    RoleBinding in the set's namespace. The listener's AutoscalingRunnerSet is created first (the
+    controller deletes an orphaned listener).
     """
     if not chart_rbac_enabled():
         yield None
         return
     controller_namespace = await envtest_environment.create_namespace(prefix="arc-system-")
-    listener = {
-        "metadata": {"name": LISTENER_NAME, "namespace": controller_namespace, "labels": {}},
-        "spec": {
-            "autoscalingRunnerSetNamespace": namespace,
-            "autoscalingRunnerSetName": "set",
-            "ephemeralRunnerSetName": SET_NAME,
-        },
-    }
-    account = {
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": {"name": LISTENER_NAME, "namespace": controller_namespace},
-    }
-    account = await client.create(account)
-    options = ListenerBuildOptions()
-    role = await client.create(new_scale_set_listener_role(listener, options=options))
-    await client.create(new_scale_set_listener_role_binding(listener, role, account, options=options))
+    await client.create(
+        {
+            "apiVersion": ARS.api_version,
+            "kind": ARS.kind,
+            "metadata": {"name": "set", "namespace": namespace},
+            "spec": {
+                "githubConfigUrl": "https://github.com/my-org",
+                "githubConfigSecret": "github-config-secret",
+                "template": {"spec": {"containers": [{"name": "runner", "image": "runner:latest"}]}},
+            },
+        }
+    )
+    listener = await client.create(
+        {
+            "apiVersion": LISTENER.api_version,
+            "kind": LISTENER.kind,
+            "metadata": {"name": LISTENER_NAME, "namespace": controller_namespace},
+            "spec": {
+                "githubConfigUrl": "https://github.com/my-org",
+                "githubConfigSecret": "github-config-secret",
+                "runnerScaleSetId": 1,
+                "autoscalingRunnerSetNamespace": namespace,
+                "autoscalingRunnerSetName": "set",
+                "ephemeralRunnerSetName": SET_NAME,
+                "maxRunners": 10,
+                "minRunners": 0,
+                "image": "controller:latest",
+            },
+        }
+    )
+    account, role, binding = await reconcile_listener_rbac(client, listener)
+    # what the controller wrote: the listener's own Role, bound to its own ServiceAccount
+    assert role["rules"] == rules_for_listener_role([SET_NAME])
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "namespace": controller_namespace, "name": account["metadata"]["name"]}
+    ]
     try:
-        yield controller_namespace, LISTENER_NAME
+        yield controller_namespace, account["metadata"]["name"]
     finally:
+        listener = await client.get(LISTENER, ObjectKey(controller_namespace, LISTENER_NAME))
+        if LISTENER_FINALIZER in (listener["metadata"].get("finalizers") or []):
+            base = json.loads(json.dumps(listener))
+            listener["metadata"]["finalizers"] = [
+                f for f in listener["metadata"]["finalizers"] if f != LISTENER_FINALIZER
+            ]
+            await client.patch(listener, merge_from(base))
+        with contextlib.suppress(NotFoundError):
+            await client.delete(listener)
         await envtest_environment.delete_namespace(controller_namespace)
 
 
@@ -573,3 +641,212 @@ async def test_arc_listener_process_stops_on_sigterm_and_deletes_its_session(
     assert process.returncode == 1
     assert "Application returned an error: context canceled" in stderr.decode()
     assert not sessions(fake)
+
+
+class _NoJobs:
+    """The runner side of arc-sim's kubelet; a listener pod never asks for it."""
+
+    def register_runner(self, encoded_jit_config: str) -> Any:
+        raise AssertionError("no runner pods here")
+
+    def take_job(self, runner_id: int) -> Any:
+        return None
+
+    def job_duration(self, request_id: int) -> float:
+        return 0.0
+
+    def complete_job(self, request_id: int, result: str = "succeeded") -> None:
+        return None
+
+
+async def run_listener_pod(
+    envtest_environment: Environment,
+    client: RestClient,
+    *,
+    pod_namespace: str,
+    service_account: str,
+    owner_uid: str,
+    config: dict[str, Any],
+    workdir: Path,
+) -> Kubelet:
+    """A listener pod (as the AutoscalingListener controller shapes it) run by arc-sim's kubelet.
+
+    The pod names ``service_account`` and mounts its config secret; the kubelet runs it as a real
+    ``arc-listener`` process. The caller stops the returned kubelet.
+    """
+    name = "listener-pod"
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": f"{name}-config", "namespace": pod_namespace},
+            "data": {"config.json": base64.b64encode(json.dumps(config).encode()).decode()},
+        }
+    )
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": pod_namespace,
+                "ownerReferences": [
+                    {
+                        "apiVersion": LISTENER.api_version,
+                        "kind": LISTENER.kind,
+                        "name": LISTENER_NAME,
+                        "uid": owner_uid,
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {
+                "serviceAccountName": service_account,
+                "containers": [
+                    {
+                        "name": "listener",
+                        "image": "controller:latest",
+                        "env": [{"name": "LISTENER_CONFIG_PATH", "value": "/etc/gha-listener/config.json"}],
+                        "volumeMounts": [{"name": "listener-config", "mountPath": "/etc/gha-listener"}],
+                    }
+                ],
+                "volumes": [{"name": "listener-config", "secret": {"secretName": f"{name}-config"}}],
+            },
+        }
+    )
+    kubelet = Kubelet(
+        client,
+        namespaces=(pod_namespace,),
+        board=_NoJobs(),
+        kubeconfig=envtest_environment.kubeconfig_path,
+        workdir=workdir,
+        startup=lambda: 0.05,
+    )
+    await kubelet.start()
+    return kubelet
+
+
+async def whoami(kubeconfig: Path) -> str:
+    """The user name the API server sees for ``kubeconfig``'s credentials (a SelfSubjectReview)."""
+    c = kube(await load_rest_config(kubeconfig), field_owner="listener-test", register_prometheus=False)
+    try:
+        review = await c.create({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    finally:
+        await c.close()
+    return str(review["status"]["userInfo"]["username"])
+
+
+def process_environ(pid: int) -> dict[str, str]:
+    """The environment process ``pid`` was started with (Linux ``/proc``)."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    return dict(item.decode().partition("=")[::2] for item in raw.split(b"\0") if item)
+
+
+def _process_config(namespace: str, scale_set_id: int, fake: FakeActionsService) -> dict[str, Any]:
+    return {
+        "configure_url": fake.config_url(),
+        "github_token": fake.pat.token,
+        "ephemeral_runner_set_namespace": namespace,
+        "ephemeral_runner_set_name": SET_NAME,
+        "runner_scale_set_id": scale_set_id,
+        "max_runners": 5,
+        "min_runners": 2,
+        "log_level": "info",
+        "log_format": "json",
+    }
+
+
+async def test_sim_kubelet_runs_the_listener_as_the_controllers_service_account(
+    envtest_environment: Environment,
+    client: RestClient,
+    listener_account: tuple[str, str] | None,
+    namespace: str,
+    fake: FakeActionsService,
+    scale_set_id: int,
+    tmp_path: Path,
+) -> None:
+    """arc-sim's kubelet: the listener process authenticates as its pod's ServiceAccount, not as admin.
+
+    The ServiceAccount, Role and RoleBinding are the AutoscalingListener controller's; with only
+    them the real ``arc-listener`` scales the set to minRunners.
+    """
+    if listener_account is None:
+        pytest.skip("ARC_ENVTEST_CHART_RBAC=0: no listener ServiceAccount")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads the listener's environment from /proc")
+    account_namespace, account = listener_account
+    await create_runner_set(client, namespace)
+    owner = await client.get(LISTENER, ObjectKey(account_namespace, LISTENER_NAME))
+    kubelet = await run_listener_pod(
+        envtest_environment,
+        client,
+        pod_namespace=account_namespace,
+        service_account=account,
+        owner_uid=owner["metadata"]["uid"],
+        config=_process_config(namespace, scale_set_id, fake),
+        workdir=tmp_path,
+    )
+    try:
+        await eventually(
+            lambda: client.get(ERS, ObjectKey(namespace, SET_NAME)), lambda s: s["spec"].get("replicas") == 2, 60
+        )
+        # the KUBECONFIG the running process was actually given, and who the API server says it is
+        [process] = kubelet._listeners.values()
+        kubeconfig = Path(process_environ(process.pid)["KUBECONFIG"])
+        assert kubeconfig != envtest_environment.kubeconfig_path
+        assert await whoami(kubeconfig) == f"system:serviceaccount:{account_namespace}:{account}"
+        assert kubelet.counters.listener_starts == 1
+    finally:
+        await kubelet.stop()
+
+
+async def test_sim_kubelet_listener_without_patch_rights_is_refused(
+    envtest_environment: Environment,
+    client: RestClient,
+    namespace: str,
+    fake: FakeActionsService,
+    scale_set_id: int,
+    tmp_path: Path,
+) -> None:
+    """A listener pod whose ServiceAccount may not patch EphemeralRunnerSets cannot scale the set (403)."""
+    account = "listener-without-patch"
+    await client.create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": namespace}}
+    )
+    rules = [{"apiGroups": ["actions.github.com"], "resources": ["ephemeralrunnersets"], "verbs": ["get"]}]
+    await client.create(
+        {"apiVersion": ROLE.api_version, "kind": "Role", "metadata": {"name": account, "namespace": namespace},
+         "rules": rules}
+    )  # fmt: skip
+    await client.create(
+        {
+            "apiVersion": ROLE_BINDING.api_version,
+            "kind": "RoleBinding",
+            "metadata": {"name": account, "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": account},
+            "subjects": [{"kind": "ServiceAccount", "namespace": namespace, "name": account}],
+        }
+    )
+    await create_runner_set(client, namespace)
+    kubelet = await run_listener_pod(
+        envtest_environment,
+        client,
+        pod_namespace=namespace,
+        service_account=account,
+        owner_uid="00000000-0000-0000-0000-000000000001",
+        config=_process_config(namespace, scale_set_id, fake),
+        workdir=tmp_path,
+    )
+    log_path = tmp_path / "listeners" / "listener-pod.log"
+    try:
+
+        async def refused() -> bool:
+            text = await asyncio.to_thread(log_path.read_text) if log_path.exists() else ""
+            return "forbidden" in text.lower()
+
+        await eventually(refused, bool, 60)
+    finally:
+        await kubelet.stop()
+    runner_set = await client.get(ERS, ObjectKey(namespace, SET_NAME))
+    assert not runner_set["spec"].get("replicas"), "the set was not scaled"
+    assert runner_set["spec"].get("patchID", 0) == 0

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from arc_controllers.cmd.sim import kubelet
 from arc_controllers.cmd.sim.kubelet import POD, Kubelet, classify_pod
-from reconcilekit.client.interfaces import ObjectKey
+from reconcilekit.client.interfaces import Object, ObjectKey
 from reconcilekit.testing import FakeClient, eventually
 
 NS = "arc-runners"
@@ -101,6 +102,42 @@ def _runner_pod(name: str, jit_secret: str) -> dict[str, Any]:
     }
 
 
+BASE_KUBECONFIG = {
+    "apiVersion": "v1",
+    "kind": "Config",
+    "clusters": [
+        {"name": "envtest", "cluster": {"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="}}
+    ],
+    "users": [{"name": "envtest", "user": {"client-certificate-data": "YWRtaW4=", "client-key-data": "a2V5"}}],
+    "contexts": [{"name": "envtest", "context": {"cluster": "envtest", "user": "envtest"}}],
+    "current-context": "envtest",
+}
+
+
+class TokenClient(FakeClient):
+    """A fake client whose API server answers TokenRequests for the ServiceAccounts in ``accounts``."""
+
+    def __init__(self, objects: list[dict[str, Any]], accounts: set[tuple[str, str]]) -> None:
+        super().__init__(objects)
+        self.accounts = accounts
+        self.token_requests: list[tuple[str, str, Object]] = []
+
+    def sub_resource(self, name: str, /) -> Any:
+        if name != "token":
+            return super().sub_resource(name)
+        outer = self
+
+        class _Token:
+            async def create(self, obj: Object, body: Object, /, **_: Any) -> Object:
+                key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
+                if key not in outer.accounts:
+                    return await FakeClient.sub_resource(outer, "token").create(obj, body)
+                outer.token_requests.append((*key, body))
+                return {**body, "status": {"token": f"token-of-{key[0]}-{key[1]}"}}
+
+        return _Token()
+
+
 def _kubelet(client: FakeClient, board: FakeBoard, tmp_path: Path, command: list[str] | None = None) -> Kubelet:
     return Kubelet(
         client,
@@ -177,8 +214,8 @@ async def test_deleted_runner_pod_stops_its_runner(tmp_path: Path) -> None:
         await kubelet.stop()
 
 
-async def test_listener_pod_runs_a_process_with_its_config(tmp_path: Path) -> None:
-    pod = {
+def _listener_pod() -> dict[str, Any]:
+    return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
@@ -200,15 +237,22 @@ async def test_listener_pod_runs_a_process_with_its_config(tmp_path: Path) -> No
                 }
             ],
             "volumes": [{"name": "listener-config", "secret": {"secretName": "l1-config"}}],
+            "serviceAccountName": "l1-sa",
         },
     }
+
+
+async def test_listener_pod_runs_a_process_with_its_config(tmp_path: Path) -> None:
+    """The process gets the pod's config and env, and a kubeconfig of the pod's ServiceAccount, not the kubelet's."""
+    (tmp_path / "kubeconfig").write_text(yaml.safe_dump(BASE_KUBECONFIG))
+    pod = _listener_pod()
     out = tmp_path / "seen.txt"
     script = (
         "import os, sys, pathlib; "
         f"pathlib.Path({str(out)!r}).write_text(open(os.environ['LISTENER_CONFIG_PATH']).read() + "
         "'|' + os.environ['EXTRA'] + '|' + os.environ['KUBECONFIG']); sys.exit(3)"
     )
-    client = FakeClient([_secret("l1-config", {"config.json": '{"a": 1}'}), pod])
+    client = TokenClient([_secret("l1-config", {"config.json": '{"a": 1}'}), pod], accounts={(NS, "l1-sa")})
     kubelet = _kubelet(client, FakeBoard(), tmp_path, command=[sys.executable, "-c", script])
     await kubelet.start()
     try:
@@ -221,10 +265,56 @@ async def test_listener_pod_runs_a_process_with_its_config(tmp_path: Path) -> No
         await eventually(failed, timeout=20)
     finally:
         await kubelet.stop()
-    assert out.read_text() == f'{{"a": 1}}|from-pod|{tmp_path / "kubeconfig"}'
+    listener_kubeconfig = tmp_path / "work" / "listeners" / "l1" / "kubeconfig"
+    assert out.read_text() == f'{{"a": 1}}|from-pod|{listener_kubeconfig}'
     assert kubelet.counters.listener_starts == 1
     config = tmp_path / "work" / "listeners" / "l1" / "config.json"
     assert config.stat().st_mode & 0o777 == 0o600
+    # one TokenRequest for the pod's ServiceAccount, bound to the pod, for an hour
+    [(namespace, account, request)] = client.token_requests
+    assert (namespace, account) == (NS, "l1-sa")
+    assert request["spec"]["expirationSeconds"] == 3600
+    bound = request["spec"]["boundObjectRef"]
+    assert (bound["kind"], bound["name"]) == ("Pod", "l1")
+    assert bound["uid"]
+    # the listener's kubeconfig: the same cluster, the ServiceAccount's token and no admin credential
+    assert listener_kubeconfig.stat().st_mode & 0o777 == 0o600
+    written = yaml.safe_load(listener_kubeconfig.read_text())
+    assert written["clusters"] == BASE_KUBECONFIG["clusters"]
+    assert written["users"] == [
+        {"name": f"system:serviceaccount:{NS}:l1-sa", "user": {"token": f"token-of-{NS}-l1-sa"}}
+    ]
+    assert written["contexts"][0]["context"]["user"] == written["users"][0]["name"] == written["current-context"]
+
+
+async def test_listener_pod_without_its_service_account_waits_with_a_reason(tmp_path: Path) -> None:
+    """No ServiceAccount, no token: the pod stays Pending with CreateContainerConfigError; no process runs."""
+    (tmp_path / "kubeconfig").write_text(yaml.safe_dump(BASE_KUBECONFIG))
+    client = TokenClient([_secret("l1-config", {"config.json": "{}"}), _listener_pod()], accounts=set())
+    kubelet = _kubelet(client, FakeBoard(), tmp_path, command=[sys.executable, "-c", "raise SystemExit(0)"])
+    await kubelet.start()
+    try:
+
+        async def waiting() -> None:
+            got = await client.get(POD, ObjectKey(NS, "l1"))
+            assert got.get("status", {}).get("phase") == "Pending"
+            state = got["status"]["containerStatuses"][0]["state"]["waiting"]
+            assert state["reason"] == "CreateContainerConfigError"
+            assert "l1-sa" in state["message"]
+            assert "not found" in state["message"]
+
+        await eventually(waiting, timeout=10)
+        # the account appears: the next attempt mints its token and starts the listener
+        client.accounts.add((NS, "l1-sa"))
+
+        async def ran() -> None:
+            got = await client.get(POD, ObjectKey(NS, "l1"))
+            assert got.get("status", {}).get("phase") == "Succeeded"
+
+        await eventually(ran, timeout=10)
+    finally:
+        await kubelet.stop()
+    assert kubelet.counters.listener_starts == 1
 
 
 async def test_runner_pod_deleted_mid_job_fails_the_job(tmp_path: Path) -> None:

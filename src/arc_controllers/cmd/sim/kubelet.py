@@ -2,6 +2,9 @@
 
 Listener pods (controlled by an AutoscalingListener) run as real ``arc-listener``
 processes, with the pod's own config secret written to a file and the pod's environment.
+Like a kubelet, it gives each listener the identity of its pod's ServiceAccount (a
+TokenRequest token in the process's ``KUBECONFIG``, `podidentity`), never its own: the
+listener holds only the Role and RoleBinding the AutoscalingListener controller made.
 Runner pods (controlled by an EphemeralRunner) run as asyncio tasks: `SimulatedRunner`
 registers with the pod's JIT config at the fake Actions service, takes a job, runs it for
 its planned duration and exits 0. Every status change goes through ``pods/status``:
@@ -33,6 +36,7 @@ from typing import Any, Literal, Protocol
 
 import structlog
 
+from arc_controllers.cmd.sim.podidentity import ServiceAccountMissingError, pod_kubeconfig
 from arc_controllers.constants import (
     ENV_ACTIONS_RUNNER_INPUT_JITCONFIG,
     ENV_LISTENER_CONFIG_PATH,
@@ -55,6 +59,9 @@ PodKind = Literal["listener", "runner", "other"]
 _POLL = 0.2
 """Seconds an idle runner waits between two asks for a job."""
 
+_TOKEN_RETRY = 2.0
+"""Seconds between two attempts to mint a listener pod's ServiceAccount token."""
+
 
 def _die_with_parent() -> list[str]:
     """``setpriv --pdeathsig TERM --`` on Linux when setpriv exists, else nothing.
@@ -70,6 +77,7 @@ def _die_with_parent() -> list[str]:
         return []
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []
+
 
 class JobBoard(Protocol):
     """**Protocol:** what a simulated runner needs from the fake Actions service and the recorder."""
@@ -134,6 +142,14 @@ def pending_status(pod: Mapping[str, Any]) -> dict[str, Any]:
             for c in (pod.get("spec") or {}).get("containers") or []
         ],
     }
+
+
+def waiting_status(pod: Mapping[str, Any], reason: str, message: str) -> dict[str, Any]:
+    """Pending: the containers cannot be created, for ``reason`` (e.g. ``CreateContainerConfigError``)."""
+    status = pending_status(pod)
+    for container in status["containerStatuses"]:
+        container["state"] = {"waiting": {"reason": reason, "message": message}}
+    return status
 
 
 def running_status(pod: Mapping[str, Any]) -> dict[str, Any]:
@@ -210,7 +226,8 @@ class Kubelet:
         client: a client with watch, used for pod status and secret reads.
         namespaces: where to watch pods (the controller's and the runners').
         board: the fake service side of simulated runners.
-        kubeconfig: path handed to listener processes as ``KUBECONFIG``.
+        kubeconfig: the kubeconfig whose cluster (server URL, CA) listener processes reach; its
+            user is replaced by a token of the listener pod's ServiceAccount.
         workdir: folder for listener config files and logs.
         startup: seconds from pod seen to container running (drawn per pod).
         listener_command: argv of the listener process (default: ``arc-listener``).
@@ -404,6 +421,9 @@ class Kubelet:
             value = await self._env_value(namespace, item)
             if value is not None:
                 env[str(item["name"])] = value
+        kubeconfig = await self._service_account_kubeconfig(pod)
+        if kubeconfig is None:
+            return
         secret_name = _config_secret_name(pod, env.get(ENV_LISTENER_CONFIG_PATH, ""))
         config = await self._secret_value(namespace, secret_name, LISTENER_CONFIG_SECRET_KEY)
         config_path = self._workdir / "listeners" / name / "config.json"
@@ -412,7 +432,7 @@ class Kubelet:
             **_base_environ(),
             **env,
             ENV_LISTENER_CONFIG_PATH: str(config_path),
-            "KUBECONFIG": str(self._kubeconfig),
+            "KUBECONFIG": str(kubeconfig),
             "HOSTNAME": name,
         }
         log_path = self._workdir / "listeners" / f"{name}.log"
@@ -442,6 +462,24 @@ class Kubelet:
             raise
         finally:
             self._listeners.pop(name, None)
+
+    async def _service_account_kubeconfig(self, pod: dict[str, Any]) -> Path | None:
+        """The listener's kubeconfig as its pod's ServiceAccount; None when the pod is gone.
+
+        While the ServiceAccount is missing the pod stays Pending, its container waiting
+        with reason ``CreateContainerConfigError`` and the cause, and the kubelet tries again
+        (every ``_TOKEN_RETRY`` seconds) until the account appears or the pod is deleted.
+        """
+        name = pod["metadata"]["name"]
+        dest = self._workdir / "listeners" / name / "kubeconfig"
+        while True:
+            try:
+                return await pod_kubeconfig(self._client, pod, base=self._kubeconfig, dest=dest)
+            except ServiceAccountMissingError as err:
+                log.warning("listener pod cannot start", pod=name, reason="CreateContainerConfigError", error=str(err))
+                if not await self._set_status(pod, waiting_status(pod, "CreateContainerConfigError", str(err))):
+                    return None
+            await asyncio.sleep(_TOKEN_RETRY)
 
 
 class SimulatedRunner:
