@@ -56,7 +56,8 @@ class Crasher:
 class World:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.cluster = FakeCluster()
+        # Names, UIDs and timestamps from the seed too, so a failing seed replays the same run.
+        self.cluster = FakeCluster(rng=random.Random(seed ^ 0x5EED))
         self.actions = FakeActions()
         self.crasher = Crasher(self.rng)
         self.cluster.hooks.append(self.crasher.pre)
@@ -208,3 +209,25 @@ async def test_crash_right_after_the_first_set_status_write_strands_no_runner() 
     runners = world.cluster.objects("EphemeralRunner", NS)
     assert {r["metadata"]["annotations"]["actions.github.com/actionable-revision"] for r in runners} == {"1"}
     assert len(runners) == REPLICAS
+
+
+async def run_changes(seed: int, changes: int) -> list[tuple[str, str, str, str]]:
+    """Python only: ``changes`` spec changes with crashes; the request ledger (verb, kind, name, subresource)."""
+    world = World(seed=seed)
+    make_set(world.cluster)
+    for n in range(1, changes + 1):
+        world.change_spec(n)
+        world.crasher.arm()
+        for _ in range(world.rng.randint(1, 4)):
+            if not await world.pass_once():
+                world.restart()
+                break
+    return [(r.verb, r.kind, r.name, r.subresource) for r in world.cluster.requests]
+
+
+async def test_a_seed_reproduces_the_same_run() -> None:
+    """Same seed, same requests in the same order with the same runner names: a failing seed replays."""
+    first = await run_changes(5, 10)
+    assert any(verb == "create" and kind == "EphemeralRunner" for verb, kind, _, _ in first)
+    assert await run_changes(5, 10) == first
+    assert await run_changes(6, 10) != first
