@@ -73,6 +73,8 @@ MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
     ("crash-9", ERS, "scale_up_total = total + len(state.deleting)", "scale_up_total = total", T_CRASH, "crash"),
     ("crash-b", ERS, "                if not is_runner_not_found(err):\n                    raise\n", "                raise\n", T_CRASH, "crash"),
     ("crash-unobserved", ERS, "        state.unobserved = self._observe_created(object_key(runner_set), runners.items)\n", "", T_CRASH, "crash"),
+    ("conflict-log", "src/reconcilekit/controller/_controller.py", "                    if is_conflict(err):\n",
+     "                    if False:\n", "tests/reconcilekit/controller/test_controller.py", "conflict"),
     ("unobserved", ERS, "        state.unobserved = self._observe_created(object_key(runner_set), runners.items)\n", "", T_ERS, "not_yet_in_the_cache"),
 ]
 
