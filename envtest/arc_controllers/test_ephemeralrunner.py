@@ -8,9 +8,15 @@ pods/status, as upstream does.
 from __future__ import annotations
 
 import base64
+import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from conftest import ER, POD, SECRET, Harness, consistently, eventually
+import pytest
+
+import conftest
+from conftest import ER, MERGE, POD, SECRET, Harness, consistently, eventually, setup_ephemeral_runner_reconciler
+from reconcilekit.client.patch import raw_patch
 
 RUNNER_FINALIZER = "ephemeralrunner.actions.github.com/finalizer"
 ACTIONS_FINALIZER = "ephemeralrunner.actions.github.com/runner-registration-finalizer"
@@ -229,11 +235,49 @@ async def test_invalid_pod_template_marks_failed(harness: Harness) -> None:
 
 
 # Upstream: It "It should eventually delete ephemeral runner after consecutive failures"
-async def test_deletes_runner_after_too_many_failures(harness: Harness) -> None:
+async def test_deletes_runner_after_too_many_failures(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Six pods fail through pods/status, one after another; each is deleted, recorded as a
+    failure and replaced, and the sixth failure deletes the runner.
+
+    Differs: the failure backoff (5+10+20+40 s between pods, spec §3.7) is skipped by moving
+    the reconciler's clock 10 minutes forward after each recorded failure, then touching the
+    runner so it reconciles at once instead of waiting out the requeue it asked for.
+    """
+    skipped = [timedelta(0)]
+    reconcilers: list[Any] = []
+
+    def capture(*args: Any, **kwargs: Any) -> Any:
+        reconciler = setup_ephemeral_runner_reconciler(*args, **kwargs)
+        reconciler.clock = lambda: datetime.now(UTC) + skipped[0]
+        reconcilers.append(reconciler)
+        return reconciler
+
+    monkeypatch.setattr(conftest, "setup_ephemeral_runner_reconciler", capture)
     h = harness
-    await started(h)
-    failures = {f"uid-{n}": "2020-01-01T00:00:00Z" for n in range(6)}
-    await h.patch_status(ER, h.namespace, {"failures": failures})
+    pod = await started(h)
+    assert reconcilers
+    seen: list[str] = []
+    for n in range(1, 7):
+        seen.append(pod["metadata"]["uid"])
+        await pod_status(h, {"phase": "Failed", "reason": "UnexpectedAdmissionError"})
+        if n == 6:
+            break
+
+        async def recorded() -> bool:
+            return sorted((await runner_status(h)).get("failures") or {}) == sorted(seen)
+
+        await eventually(recorded)
+        skipped[0] += timedelta(minutes=10)
+        await h.client.patch(
+            await h.get(ER, h.namespace),
+            raw_patch(MERGE, json.dumps({"metadata": {"annotations": {"test.example/touch": str(n)}}})),
+        )
+
+        async def replaced() -> dict[str, Any] | None:
+            now = await pod_of(h)
+            return now if now is not None and now["metadata"]["uid"] not in seen else None
+
+        pod = await eventually(replaced)
     await eventually(lambda: gone(h, ER))
 
 

@@ -12,6 +12,7 @@ import asyncio
 import copy
 import itertools
 import json
+import random
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -66,7 +67,25 @@ class FakeCluster:
     cache_snapshot: dict[tuple[str, str, str], Object] | None = None
     uncached_kinds: frozenset[str] = frozenset({"Secret", "ConfigMap"})
     """Kinds the cached client reads from the server (ARC's Cache.DisableFor)."""
+    rng: random.Random | None = None
+    """When set, generated names, UIDs and creation timestamps come from it (a seed reproduces a
+    run); otherwise names and UIDs are uuid4 and timestamps the wall clock."""
     _rv: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _created: itertools.count[int] = field(default_factory=lambda: itertools.count(0))
+
+    def new_suffix(self) -> str:
+        """Five hex characters for a generateName."""
+        return (uuid.uuid4().hex if self.rng is None else f"{self.rng.getrandbits(20):05x}")[:5]
+
+    def new_uid(self) -> str:
+        return str(uuid.uuid4() if self.rng is None else uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def new_timestamp(self) -> str:
+        """Seeded: one logical second per object, from 2026-01-01; otherwise now."""
+        if self.rng is None:
+            return now_rfc3339()
+        at = datetime(2026, 1, 1, tzinfo=UTC).timestamp() + next(self._created)
+        return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     # ---- views ---------------------------------------------------------------------
     def client(self) -> FakeClient:
@@ -100,9 +119,9 @@ class FakeCluster:
         """Create or overwrite an object as-is (status included), as a test fixture does."""
         meta = obj.setdefault("metadata", {})
         if not meta.get("name"):
-            meta["name"] = meta.get("generateName", "obj-") + uuid.uuid4().hex[:5]
-        meta.setdefault("uid", str(uuid.uuid4()))
-        meta.setdefault("creationTimestamp", now_rfc3339())
+            meta["name"] = meta.get("generateName", "obj-") + self.new_suffix()
+        meta.setdefault("uid", self.new_uid())
+        meta.setdefault("creationTimestamp", self.new_timestamp())
         meta["resourceVersion"] = str(next(self._rv))
         self.store[(obj["kind"], meta.get("namespace", ""), meta["name"])] = copy.deepcopy(obj)
         return obj
@@ -226,7 +245,7 @@ class FakeClient:
 
     async def create(self, obj: Object, /, **_: Any) -> Object:
         meta = obj.setdefault("metadata", {})
-        name = meta.get("name") or meta.get("generateName", "") + uuid.uuid4().hex[:5]
+        name = meta.get("name") or meta.get("generateName", "") + self.cluster.new_suffix()
         request = Request("create", obj["kind"], name, body=json.dumps(obj).encode())
         await self.cluster._record(request)
         key = (obj["kind"], meta.get("namespace", ""), name)
@@ -234,7 +253,7 @@ class FakeClient:
             raise AlreadyExistsError(409, "AlreadyExists", f"{obj['kind']} {name} already exists")
         stored = copy.deepcopy(obj)
         stored.pop("status", None)
-        stored["metadata"].update(name=name, uid=str(uuid.uuid4()), creationTimestamp=now_rfc3339())
+        stored["metadata"].update(name=name, uid=self.cluster.new_uid(), creationTimestamp=self.cluster.new_timestamp())
         stored["metadata"].pop("generateName", None)
         self.cluster._bump(stored)
         self.cluster.store[key] = stored
@@ -291,7 +310,7 @@ class FakeClient:
             raise ConflictError(409, "Conflict", "precondition failed: uid")
         if stored["metadata"].get("finalizers"):
             if not stored["metadata"].get("deletionTimestamp"):
-                stored["metadata"]["deletionTimestamp"] = now_rfc3339()
+                stored["metadata"]["deletionTimestamp"] = self.cluster.new_timestamp()
                 self.cluster._bump(stored)
         else:
             del self.cluster.store[key]

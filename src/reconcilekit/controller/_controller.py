@@ -15,6 +15,18 @@ otherwise                   ``forget``                            ``success``
 With the priority queue, requeues keep the priority the request was handed out
 with, unless the `Result` sets ``priority``.
 
+Every error is logged as ``reconciler error`` at error level with its traceback,
+except a 409 Conflict (`reconcilekit.errors.is_conflict`, also through ``__cause__``):
+that one is logged as ``reconciler conflict, requeued`` at info level, one line with the
+error's text and no traceback. Its queue and metrics outcome is that of any other error.
+
+Differs: controller-runtime logs every reconcile error, conflicts included, at error
+level. A conflict on an optimistic-lock write is the expected answer to a stale cache
+read (ARC's runner status patch returns it as the reconcile error on purpose; the
+rate-limited retry reads fresh state), so a normal run would fill its log with
+error-level tracebacks that need no action. Only the log line differs: the request is
+still requeued rate-limited and counted in ``controller_runtime_reconcile_errors_total``.
+
 Ports: sigs.k8s.io/controller-runtime/pkg/internal/controller/controller.go
 """
 
@@ -29,7 +41,7 @@ import structlog
 
 from reconcilekit.controller import _metrics as metrics
 from reconcilekit.controller.options import Options
-from reconcilekit.errors import TerminalError
+from reconcilekit.errors import TerminalError, is_conflict
 from reconcilekit.reconcile import Reconciler, Request, Result
 from reconcilekit.source.source import Source, SyncingSource
 from reconcilekit.workqueue.clock import Clock, RealClock
@@ -265,6 +277,8 @@ class Controller:
     ) -> None:
         """Reconcile one request and act on the outcome as the module's table says.
 
+        Differs: a conflict is logged at info level without traceback (module docstring).
+
         Ports: Controller.reconcileHandler
         """
         reconcile_id = str(uuid.uuid4())
@@ -287,7 +301,10 @@ class Controller:
                         add_with_priority(queue, request, rate_limited=True, priority=priority)
                     self._metrics.errors.inc()
                     self._metrics.total["error"].inc()
-                    _log.error("reconciler error", exc_info=err)
+                    if is_conflict(err):
+                        _log.info("reconciler conflict, requeued", error=str(err))
+                    else:
+                        _log.error("reconciler error", exc_info=err)
                     return
                 if result.priority is not None:
                     priority = result.priority

@@ -494,6 +494,45 @@ def test_seed11_snapshot_is_taken_before_the_first_mutation() -> None:
     assert json.loads(lazy2.merge_from().data(late)) == {}
 
 
+def test_seed11_later_mutations_never_re_snapshot() -> None:
+    """The snapshot is the object as it was before the first mutate(); later mutate() calls keep it.
+
+    Mutation check: taking a fresh copy on every mutate() makes the second diff lose the first change.
+    """
+    obj: dict[str, Any] = {"metadata": {"name": "x"}, "status": {"phase": "Outdated", "appliedActionableRevision": 1}}
+    lazy = patching.LazyCopy(obj)
+    taken = patching.snapshots_taken()
+    first = lazy.mutate()
+    assert first is obj  # the live object, not a copy
+    first["status"]["appliedActionableRevision"] = 2
+    second = lazy.mutate()
+    assert second is obj
+    second["status"]["phase"] = "Running"
+    assert patching.snapshots_taken() == taken + 1
+    assert lazy.modified()
+    assert lazy.merge_from().diff(obj) == {"status": {"appliedActionableRevision": 2, "phase": "Running"}}
+    obj["status"]["message"] = "m"  # a change after the last mutate() still diffs against the first snapshot
+    lazy.mutate()
+    assert lazy.merge_from().diff(obj) == {
+        "status": {"appliedActionableRevision": 2, "phase": "Running", "message": "m"}
+    }
+
+
+async def test_seed11_applied_revision_and_phase_go_in_one_patch(cluster: FakeCluster, actions: FakeActions) -> None:
+    """Advancing the revision of an Outdated set with no runners sends the revision and the phase together.
+
+    The writer mutates twice (revision, then phase); with a re-snapshot on the second
+    mutate() the patch would carry only the phase and the live revision would stay 1.
+    """
+    make_set(cluster, revision=2, appliedActionableRevision=1, phase="Outdated")
+    rv = cluster.get("EphemeralRunnerSet", NS, "set")["metadata"]["resourceVersion"]
+    await reconciler(cluster, actions)._patch_applied_actionable_revision_status(KEY, 2)
+    assert status_patches(cluster) == [
+        {"metadata": {"resourceVersion": rv}, "status": {"appliedActionableRevision": 2, "phase": "Running"}}
+    ]
+    assert live_status(cluster) == {"phase": "Running", "appliedActionableRevision": 2}
+
+
 # ---- seed 13: the revision stamp -----------------------------------------------------------
 
 

@@ -6,6 +6,15 @@ applied it and before the caller saw the answer), and the process restarts: new
 reconcilers, no in-memory state, a cache that is re-listed. At the end, without crashes,
 the world must converge: every runner carries the last revision, and at no point did the
 set hold more runners than the listener asked for (every create is counted).
+
+Even seeds also read through a lagging cache: the fake server's cache freezes for a
+random run of passes (`FakeCluster.freeze_cache`), so cached reads miss the writes made
+since, the controllers' own creates and deletes included; a write decided on it may
+conflict, which counts as a reconcile error the next pass retries. Removing the set's
+"created but not yet in the cache" accounting fails only these seeds. This is the
+fake server's own stale view rather than `reconcilekit.testing.LaggingClient` under an
+informer cache: the crash points are hooks of that fake server.
+A seed reproduces its run: the fake server's names, UIDs and timestamps are seeded too.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from fakeapi import FakeCluster, Request
 from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
 from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
 from conftest import FakeActions
+from reconcilekit.errors import ConflictError
 from reconcilekit.reconcile import Request as ReconcileRequest
 
 NS = "ns"
@@ -54,9 +64,13 @@ class Crasher:
 
 
 class World:
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, *, stale_cache: bool = False) -> None:
         self.rng = random.Random(seed)
-        self.cluster = FakeCluster()
+        self.stale_cache = stale_cache
+        self.conflicts = 0
+        self.freezes = 0
+        # Names, UIDs and timestamps from the seed too, so a failing seed replays the same run.
+        self.cluster = FakeCluster(rng=random.Random(seed ^ 0x5EED))
         self.actions = FakeActions()
         self.crasher = Crasher(self.rng)
         self.cluster.hooks.append(self.crasher.pre)
@@ -80,6 +94,7 @@ class World:
         async def factory(_: Any) -> FakeActions:
             return self.actions
 
+        self.cluster.thaw_cache()  # a restarted process lists afresh
         client = self.cluster.client()
         self.ers = EphemeralRunnerSetReconciler(client=client, api_reader=self.cluster.api_reader(), actions=factory)
         self.er = EphemeralRunnerReconciler(client=client, actions=factory, unregistration_queue=None)
@@ -92,6 +107,8 @@ class World:
             await task
         except asyncio.CancelledError:
             return False
+        except ConflictError:
+            self.conflicts += 1  # a write decided on the stale cache; the controller retries
         finally:
             self.crasher.root = None
         return True
@@ -102,6 +119,14 @@ class World:
         Leaving runners unreconciled lets deleting runners linger while the set reconciles,
         as a busy runner controller would.
         """
+        # A lagging informer: the cache freezes and stays frozen for a random number of
+        # passes, so cached reads miss every write made since (this pass's own included).
+        if self.stale_cache and lag and self.rng.random() < 0.5:
+            if self.cluster.cache_snapshot is None:
+                self.cluster.freeze_cache()
+                self.freezes += 1
+            else:
+                self.cluster.thaw_cache()
         steps: list[tuple[Any, str]] = [(self.ers.reconcile, "set")]
         for runner in self.cluster.objects("EphemeralRunner", NS):
             if not lag or self.rng.random() < 0.5:
@@ -143,7 +168,8 @@ def make_set(cluster: FakeCluster) -> None:
 
 @pytest.mark.parametrize("seed", range(1, 9))
 async def test_crashes_during_fifty_spec_changes_leave_no_old_runner_and_no_extra_create(seed: int) -> None:
-    world = World(seed=seed)
+    """Even seeds also read through a lagging cache on half the passes."""
+    world = World(seed=seed, stale_cache=seed % 2 == 0)
     make_set(world.cluster)
     crashes = 0
     for n in range(1, CHANGES + 1):
@@ -155,6 +181,8 @@ async def test_crashes_during_fifty_spec_changes_leave_no_old_runner_and_no_extr
                 world.restart()
                 break
     world.crasher.at = -1
+    world.stale_cache = False
+    world.cluster.thaw_cache()
     # The listener publishes a new patch ID on every long-poll (spec §9.1): a patch ID already
     # stamped on runners counts as served (§7.3 step 10), so a crash that left a create batch
     # half done, or a scale-up held back by runners still being deleted, is filled by the next one.
@@ -208,3 +236,25 @@ async def test_crash_right_after_the_first_set_status_write_strands_no_runner() 
     runners = world.cluster.objects("EphemeralRunner", NS)
     assert {r["metadata"]["annotations"]["actions.github.com/actionable-revision"] for r in runners} == {"1"}
     assert len(runners) == REPLICAS
+
+
+async def run_changes(seed: int, changes: int) -> list[tuple[str, str, str, str]]:
+    """Python only: ``changes`` spec changes with crashes; the request ledger (verb, kind, name, subresource)."""
+    world = World(seed=seed)
+    make_set(world.cluster)
+    for n in range(1, changes + 1):
+        world.change_spec(n)
+        world.crasher.arm()
+        for _ in range(world.rng.randint(1, 4)):
+            if not await world.pass_once():
+                world.restart()
+                break
+    return [(r.verb, r.kind, r.name, r.subresource) for r in world.cluster.requests]
+
+
+async def test_a_seed_reproduces_the_same_run() -> None:
+    """Same seed, same requests in the same order with the same runner names: a failing seed replays."""
+    first = await run_changes(5, 10)
+    assert any(verb == "create" and kind == "EphemeralRunner" for verb, kind, _, _ in first)
+    assert await run_changes(5, 10) == first
+    assert await run_changes(6, 10) != first

@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 
 from reconcilekit import source
 from reconcilekit.controller import Controller, Options, new_controller, reconcile_id_from_context
-from reconcilekit.errors import TerminalError
+from reconcilekit.errors import ConflictError, TerminalError
 from reconcilekit.handler import EnqueueRequestForObject
 from reconcilekit.metrics import REGISTRY
 from reconcilekit.reconcile import Request, Result
@@ -153,6 +153,42 @@ async def test_an_error_requeues_with_rate_limiting_and_ignores_the_result(logs:
         assert env.queue.num_requeues(A) == 0  # success forgets
     assert metric("controller_runtime_reconcile_total", env.name, result="error") == 2
     assert metric("controller_runtime_reconcile_total", env.name, result="success") == 1
+
+
+async def test_a_conflict_is_one_info_line_and_still_requeued_and_counted(logs: Any) -> None:
+    """A 409, bare or chained as the cause: no error-level line, no traceback; queue and metrics as any error.
+
+    Python only (a deliberate difference from controller-runtime, see the module docstring).
+    """
+    conflict = ConflictError(409, "Conflict", "the object has been modified")
+
+    def script(_: Request, n: int) -> Result:
+        if n == 1:
+            raise conflict
+        if n == 2:
+            raise RuntimeError("failed to update ephemeral runner status") from conflict
+        return Result()
+
+    env = Env(script)
+    async with env.running():
+        env.informer.add(obj("a"))
+        await next_call(env.reconciler)
+        assert env.queue.num_requeues(A) == 1  # rate-limited, not forgotten
+        assert env.queue.waiting() == 1
+        env.clock.advance(0.005)
+        await next_call(env.reconciler)
+        assert env.queue.num_requeues(A) == 2
+        env.clock.advance(0.01)
+        await next_call(env.reconciler)
+        assert env.queue.num_requeues(A) == 0
+    assert metric("controller_runtime_reconcile_errors_total", env.name) == 2
+    assert metric("controller_runtime_reconcile_total", env.name, result="error") == 2
+    assert [line for line in logs if line["log_level"] == "error" or "exc_info" in line] == []
+    quiet = [line for line in logs if line["event"] == "reconciler conflict, requeued"]
+    assert [(line["log_level"], line["error"]) for line in quiet] == [
+        ("info", "409 Conflict: the object has been modified"),
+        ("info", "failed to update ephemeral runner status"),
+    ]
 
 
 # Upstream: pkg/internal/controller/controller_test.go
