@@ -24,6 +24,7 @@ from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconcile
 from arc_controllers.controllers.metrics import RunnerPhaseMetrics
 from conftest import ER, POD, SECRET, Harness, eventually
 from reconcilekit.cache import Options as CacheOptions
+from reconcilekit.client import new_client
 from reconcilekit.config import load_rest_config
 from reconcilekit.manager import Options, new_manager
 from reconcilekit.metrics import REGISTRY
@@ -34,12 +35,15 @@ SCALE_SET = "test-scale-set"
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def controller(harness: Harness) -> AsyncIterator[EphemeralRunnerReconciler]:
-    """The runner reconciler on the direct client with PublishMetrics on and its own bookkeeping
-    (upstream resets the package map in BeforeEach)."""
-    actions = SecretActionsClientFactory(harness.client)
+    """The runner reconciler with PublishMetrics on and its own bookkeeping (upstream resets the
+    package map in BeforeEach), on a direct client with the chart's identity (`Harness.controller_config`:
+    chart RBAC unless opted out); the test's set-up steps stay on the admin ``harness.client``."""
+    client = new_client(await harness.controller_config())
+    harness.clients.append(client)  # closed by the harness
+    actions = SecretActionsClientFactory(client)
     try:
         yield EphemeralRunnerReconciler(
-            client=harness.client,
+            client=client,
             actions=actions,
             unregistration_queue=None,
             publish_metrics=True,

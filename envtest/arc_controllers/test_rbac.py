@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_config
+from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, scale_set_fullname, service_account_config
 from scaleset_world import ARS, ER, ERS, POD, ROLE, ROLE_BINDING, SA, SECRET, World, eventually, world
 from structlog.testing import capture_logs
 
@@ -108,6 +108,47 @@ async def test_controller_with_only_chart_rbac_runs_a_scale_set_lifecycle(world:
         return await w.find(ARS, w.name) is None and await w.find(ERS, w.name) is None and not await w.listeners()
 
     await eventually(gone)
+
+
+async def test_controller_with_only_chart_rbac_releases_the_charts_manager_role(world: World) -> None:
+    """Spec §5.9 with the chart's own objects: the ``<ssn>-gha-rs-manager`` Role and RoleBinding
+    that grant the controller its rights in the namespace, both carrying
+    ``actions.github.com/cleanup-protection``, are released after the scale set is deleted.
+
+    The RoleBinding's finalizer goes first (the Role it binds grants ``rolebindings patch``);
+    once it is gone the namespace Role no longer applies, so taking the Role's finalizer off
+    needs the ClusterRole's ``roles patch`` (arc-manager-helm-rbac.md §3.5), which is what
+    this test pins: narrowed to list/watch, that patch is refused (403) and the scale set
+    never goes.
+    """
+    w = world
+    await w.start(chart_rbac=True)
+    manager = f"{scale_set_fullname(w.name)}-manager"
+    role = await w.get(ROLE, manager)
+    binding = await w.get(ROLE_BINDING, manager)
+    assert role["metadata"]["finalizers"] == ["actions.github.com/cleanup-protection"]
+    assert binding["metadata"]["finalizers"] == ["actions.github.com/cleanup-protection"]
+    assert binding["subjects"][0]["name"] == CONTROLLER_SERVICE_ACCOUNT
+    body = w.ars()
+    body["metadata"]["annotations"] = {
+        "actions.github.com/cleanup-manager-role-name": manager,
+        "actions.github.com/cleanup-manager-role-binding": manager,
+    }
+    await w.client.create(body)
+    ars = await _running(w)
+    # helm uninstall: the scale set and the chart's objects are deleted together
+    await w.client.delete(ars)
+    await w.client.delete(binding)
+    await w.client.delete(role)
+
+    async def all_gone() -> bool:
+        return (
+            await w.find(ARS, w.name) is None
+            and await w.find(ROLE_BINDING, manager) is None
+            and await w.find(ROLE, manager) is None
+        )
+
+    await eventually(all_gone, within=30)
 
 
 async def test_listener_with_only_its_role_scales_and_records_jobs(world: World) -> None:

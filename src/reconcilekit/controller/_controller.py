@@ -19,6 +19,10 @@ Every error is logged as ``reconciler error`` at error level with its traceback,
 except a 409 Conflict (`reconcilekit.errors.is_conflict`, also through ``__cause__``):
 that one is logged as ``reconciler conflict, requeued`` at info level, one line with the
 error's text and no traceback. Its queue and metrics outcome is that of any other error.
+A group of errors counts as a conflict when every member does (recursively): an
+`ExceptionGroup` (its ``exceptions``), or any exception carrying a non-empty list or tuple
+of exceptions in an ``errors`` attribute (a combined error, Go's ``multierr.Combine``).
+One member that is not a conflict makes the whole group a ``reconciler error``.
 
 Differs: controller-runtime logs every reconcile error, conflicts included, at error
 level. A conflict on an optimistic-lock write is the expected answer to a stale cache
@@ -301,7 +305,7 @@ class Controller:
                         add_with_priority(queue, request, rate_limited=True, priority=priority)
                     self._metrics.errors.inc()
                     self._metrics.total["error"].inc()
-                    if is_conflict(err):
+                    if _only_conflicts(err):
                         _log.info("reconciler conflict, requeued", error=str(err))
                     else:
                         _log.error("reconciler error", exc_info=err)
@@ -330,3 +334,17 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]
             yield from _leaves(err)
         else:
             yield err
+
+
+def _only_conflicts(err: BaseException) -> bool:
+    """Python only: ``err`` is a 409 Conflict, or a group whose every member is (module docstring).
+
+    A group is a `BaseExceptionGroup` (``exceptions``) or an exception with a non-empty
+    ``errors`` list/tuple of exceptions; an empty or malformed ``errors`` is not a group.
+    """
+    if is_conflict(err):
+        return True
+    members: object = err.exceptions if isinstance(err, BaseExceptionGroup) else getattr(err, "errors", None)
+    if not isinstance(members, (list, tuple)) or not members:
+        return False
+    return all(isinstance(m, BaseException) and _only_conflicts(m) for m in members)

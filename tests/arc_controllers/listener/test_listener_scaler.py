@@ -165,6 +165,7 @@ async def test_min_zero_idle_sends_null_replicas_with_patch_id_zero() -> None:
 
 
 # Upstream: cmd/ghalistener/scaler/scaler_test.go TestHandleJobStarted/patches job fields and running phase together
+# Upstream (spec §12.5 listener-side title): "transitions an idle runner to Running"
 async def test_job_started_patches_job_fields_and_running_phase_together() -> None:
     """One status patch carries the job fields, phase Running and the read resourceVersion."""
     kube = FakeKube()
@@ -226,6 +227,7 @@ async def test_deleting_runner_is_not_promoted() -> None:
 
 # Upstream: TestHandleJobStarted/retries against fresh state when a terminal write wins the race
 # Upstream: TestHandleJobStarted/does not resurrect a runner that became <phase> concurrently
+# Upstream (spec §12.5 listener-side title): "does not resurrect a runner that failed after the read"
 @pytest.mark.parametrize("phase", ["Failed", "Succeeded", "Outdated"])
 async def test_conflict_is_retried_against_fresh_state(phase: str) -> None:
     """A terminal write between the GET and the PATCH makes the patch conflict; the retry keeps the phase."""

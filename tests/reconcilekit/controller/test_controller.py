@@ -191,6 +191,53 @@ async def test_a_conflict_is_one_info_line_and_still_requeued_and_counted(logs: 
     ]
 
 
+class _Combined(Exception):
+    """A combined error as a library builds one (multierr.Combine): the members in ``errors``."""
+
+    def __init__(self, errors: list[BaseException]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(str(e) for e in errors))
+
+
+async def test_a_group_of_only_conflicts_is_quiet_and_one_other_member_makes_it_loud(logs: Any) -> None:
+    """Several 409s from one batch (an ExceptionGroup, nested, or an ``errors`` list): one info line;
+    the same group with one non-conflict member: a ``reconciler error`` with its traceback.
+
+    Python only (the module docstring's group rule).
+    """
+    conflict = ConflictError(409, "Conflict", "the object has been modified")
+    other = RuntimeError("pod create refused")
+    raised: list[Exception] = [
+        ExceptionGroup("batch", [conflict, conflict]),
+        _Combined([conflict, ExceptionGroup("inner", [conflict])]),
+        _Combined([conflict, other]),
+        ExceptionGroup("batch", [conflict, other]),
+        _Combined([]),
+    ]
+
+    def script(_: Request, n: int) -> Result:
+        if n <= len(raised):
+            raise raised[n - 1]
+        return Result()
+
+    env = Env(script)
+    async with env.running():
+        env.informer.add(obj("a"))
+        for _ in raised:
+            await next_call(env.reconciler)
+            env.clock.advance(1000.0)
+        await next_call(env.reconciler)
+    assert metric("controller_runtime_reconcile_errors_total", env.name) == len(raised)
+    quiet = [line["log_level"] for line in logs if line["event"] == "reconciler conflict, requeued"]
+    loud = [line for line in logs if line["event"] == "reconciler error"]
+    assert quiet == ["info", "info"]
+    assert [(line["log_level"], type(line["exc_info"]).__name__) for line in loud] == [
+        ("error", "_Combined"),
+        ("error", "ExceptionGroup"),
+        ("error", "_Combined"),
+    ]
+
+
 # Upstream: pkg/internal/controller/controller_test.go
 #   It "should perform a requeueAfter with RequeueAfter set"
 async def test_requeue_after_forgets_then_adds_after_the_delay(logs: Any) -> None:
