@@ -12,16 +12,15 @@ Every arc_controllers envtest that runs a controller or a listener uses this ide
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
+from arc_controllers.cmd.sim import podidentity
+from arc_controllers.cmd.sim.podidentity import request_token
+from reconcilekit.client.interfaces import GroupVersionKind
 from reconcilekit.config import RestConfig
 from reconcilekit.errors import AlreadyExistsError, NotFoundError
 
@@ -263,11 +262,7 @@ async def uninstall_chart_rbac(client: Any, *, controller_namespace: str) -> Non
 
 async def service_account_token(client: Any, *, namespace: str, name: str, seconds: int = 3600) -> str:
     """A TokenRequest token for ServiceAccount ``namespace/name`` (default 1 hour)."""
-    sa = await client.get(SA, ObjectKey(namespace, name))
-    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
-    answer = await client.sub_resource("token").create(sa, request)
-    token: str = answer["status"]["token"]
-    return token
+    return await request_token(client, namespace=namespace, name=name, seconds=seconds)
 
 
 async def service_account_config(client: Any, admin: RestConfig, *, namespace: str, name: str) -> RestConfig:
@@ -279,19 +274,11 @@ async def service_account_config(client: Any, admin: RestConfig, *, namespace: s
 async def service_account_kubeconfig(
     client: Any, admin_kubeconfig: Path, dest: Path, *, namespace: str, name: str
 ) -> Path:
-    """Write ``dest``: the admin kubeconfig with its user replaced by ServiceAccount ``namespace/name``'s token.
+    """Write ``dest``: the admin kubeconfig's cluster, authenticated as ServiceAccount ``namespace/name``.
 
     For processes (``arc-controller``, ``arc-listener``) that read ``KUBECONFIG``. Mode 0600.
+    The same writer arc-sim's kubelet uses for listener pods.
     """
-    token = await service_account_token(client, namespace=namespace, name=name)
-    await asyncio.to_thread(_write_token_kubeconfig, admin_kubeconfig, dest, f"{namespace}-{name}", token)
-    return dest
-
-
-def _write_token_kubeconfig(admin_kubeconfig: Path, dest: Path, user: str, token: str) -> None:
-    config = yaml.safe_load(admin_kubeconfig.read_text())
-    config["users"] = [{"name": user, "user": {"token": token}}]
-    for context in config.get("contexts") or []:
-        context["context"]["user"] = user
-    dest.touch(mode=0o600)
-    dest.write_text(yaml.safe_dump(config))
+    return await podidentity.service_account_kubeconfig(
+        client, namespace=namespace, name=name, base=admin_kubeconfig, dest=dest
+    )

@@ -23,7 +23,14 @@ import yaml
 from reconcilekit.client.interfaces import Client
 from reconcilekit.errors import is_not_found
 
-__all__ = ["TOKEN_SECONDS", "ServiceAccountMissingError", "pod_kubeconfig", "pod_service_account", "request_token"]
+__all__ = [
+    "TOKEN_SECONDS",
+    "ServiceAccountMissingError",
+    "pod_kubeconfig",
+    "pod_service_account",
+    "request_token",
+    "service_account_kubeconfig",
+]
 
 TOKEN_SECONDS = 3600
 """Lifetime of a minted token, in seconds (the API server's minimum is 600)."""
@@ -81,8 +88,22 @@ async def pod_kubeconfig(client: Client, pod: Mapping[str, Any], *, base: Path, 
     """
     namespace = str(pod["metadata"]["namespace"])
     account = pod_service_account(pod)
-    token = await request_token(client, namespace=namespace, name=account, pod=pod)
-    await asyncio.to_thread(_write_token_kubeconfig, base, dest, f"system:serviceaccount:{namespace}:{account}", token)
+    return await service_account_kubeconfig(client, namespace=namespace, name=account, base=base, dest=dest, pod=pod)
+
+
+async def service_account_kubeconfig(
+    client: Client, *, namespace: str, name: str, base: Path, dest: Path, pod: Mapping[str, Any] | None = None
+) -> Path:
+    """Write ``dest`` (mode 0600): ``base``'s cluster, authenticated as ServiceAccount ``namespace/name``.
+
+    The token comes from `request_token` (bound to ``pod`` when one is given).
+
+    Raises:
+        ServiceAccountMissingError: no such ServiceAccount.
+        ValueError: ``base`` has no cluster to reuse.
+    """
+    token = await request_token(client, namespace=namespace, name=name, pod=pod)
+    await asyncio.to_thread(_write_token_kubeconfig, base, dest, f"system:serviceaccount:{namespace}:{name}", token)
     return dest
 
 
