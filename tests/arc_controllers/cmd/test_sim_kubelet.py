@@ -356,13 +356,32 @@ async def test_listener_processes_die_with_a_killed_simulator(tmp_path: Path) ->
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", parent, stdout=asyncio.subprocess.PIPE)
     assert proc.stdout is not None
     child = int(await asyncio.wait_for(proc.stdout.readline(), 20))
+    for _ in range(200):  # setpriv arms the parent-death signal before it execs: wait for the exec
+        argv0 = _cmdline(child).split(b"\0", 1)[0]
+        if argv0 and not argv0.endswith(b"setpriv"):
+            break
+        await asyncio.sleep(0.05)
     proc.kill()
     await proc.wait()
-    for _ in range(100):
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
+    for _ in range(200):
+        if not _alive(child):
             return
         await asyncio.sleep(0.05)
     os.kill(child, signal.SIGKILL)
     pytest.fail("the child outlived its SIGKILLed parent")
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting for whichever process adopted it to reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
