@@ -14,13 +14,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "SecretSet", "redact"]
+import structlog
+import structlog.tracebacks
+
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "TRACEBACKS_WITHOUT_LOCALS", "SecretSet", "redact"]
 
 REDACTED = "[redacted]"
 """What a secret is replaced with."""
 
 MIN_SECRET_LENGTH = 8
 """Shorter values are never treated as secrets."""
+
+TRACEBACKS_WITHOUT_LOCALS = structlog.processors.ExceptionRenderer(
+    structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+)
+"""A structlog processor rendering ``exc_info`` as a dict of frames, without their locals.
+
+structlog's ``dict_tracebacks`` shows every frame's locals: a request's headers, and so
+its bearer token, would reach a JSON log past any key-based redaction. The manager's and
+the listener's JSON logs use this instead.
+"""
 
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 _PEM = re.compile(r"-----BEGIN [A-Z ]+-----.*?(-----END [A-Z ]+-----|$)", re.DOTALL)

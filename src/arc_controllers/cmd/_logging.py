@@ -15,18 +15,11 @@ import sys
 from typing import TextIO
 
 import structlog
-import structlog.tracebacks
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from arc_controllers.actions.redact import REDACTED, redact
+from arc_controllers.actions.redact import REDACTED, TRACEBACKS_WITHOUT_LOCALS, redact
 
 __all__ = ["SECRET_KEYS", "configure_manager_logging", "redact_secrets"]
-
-# structlog's dict_tracebacks renders every frame's locals (show_locals=True): a request's
-# headers, and so its bearer token, would reach the log past redact_secrets. Frames only.
-_TRACEBACKS_WITHOUT_LOCALS = structlog.processors.ExceptionRenderer(
-    structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
-)
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
 
@@ -80,7 +73,7 @@ def configure_manager_logging(level: str, log_format: str, *, stream: TextIO | N
         redact_secrets,
     ]
     if log_format == "json":
-        processors += [_zap_keys, _TRACEBACKS_WITHOUT_LOCALS, structlog.processors.JSONRenderer()]
+        processors += [_zap_keys, TRACEBACKS_WITHOUT_LOCALS, structlog.processors.JSONRenderer()]
     elif log_format == "text":
         processors += [
             structlog.processors.format_exc_info,

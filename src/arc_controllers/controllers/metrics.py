@@ -86,14 +86,11 @@ def listener_labels(listener: Mapping[str, Any]) -> dict[str, str]:
     Ports: the CommonLabels the listener reconciler builds
     """
     spec = listener.get("spec") or {}
-    config = parse_github_config_url(spec.get("githubConfigUrl", ""))
-    return {
-        "name": spec.get("autoscalingRunnerSetName", ""),
-        "namespace": spec.get("autoscalingRunnerSetNamespace", ""),
-        "repository": config.repository,
-        "organization": config.organization,
-        "enterprise": config.enterprise,
-    }
+    return _common_labels(
+        spec.get("autoscalingRunnerSetName", ""),
+        spec.get("autoscalingRunnerSetNamespace", ""),
+        spec.get("githubConfigUrl", ""),
+    )
 
 
 def publish_listener_up(listener: Mapping[str, Any]) -> None:
@@ -117,10 +114,25 @@ def ephemeral_runner_labels(runner: Mapping[str, Any]) -> dict[str, str]:
     Ports: the CommonLabels the EphemeralRunner reconciler builds for its phase metrics
     """
     labels = (runner.get("metadata") or {}).get("labels") or {}
-    config = parse_github_config_url((runner.get("spec") or {}).get("githubConfigUrl", ""))
+    return _common_labels(
+        labels.get(constants.LABEL_KEY_GITHUB_SCALE_SET_NAME, ""),
+        labels.get(constants.LABEL_KEY_GITHUB_SCALE_SET_NAMESPACE, ""),
+        (runner.get("spec") or {}).get("githubConfigUrl", ""),
+    )
+
+
+def _common_labels(name: str, namespace: str, config_url: str) -> dict[str, str]:
+    """The five common labels: the scale set's name and namespace and the config URL's parts.
+
+    Raises:
+        ValueError: ``config_url`` cannot be parsed.
+
+    Ports: metrics.CommonLabels
+    """
+    config = parse_github_config_url(config_url)
     return {
-        "name": labels.get(constants.LABEL_KEY_GITHUB_SCALE_SET_NAME, ""),
-        "namespace": labels.get(constants.LABEL_KEY_GITHUB_SCALE_SET_NAMESPACE, ""),
+        "name": name,
+        "namespace": namespace,
         "repository": config.repository,
         "organization": config.organization,
         "enterprise": config.enterprise,

@@ -10,16 +10,11 @@ import sys
 from typing import TextIO
 
 import structlog
-import structlog.tracebacks
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-__all__ = ["SECRET_KEYS", "configure_logging", "parse_log_level", "redact_secrets"]
+from arc_controllers.actions.redact import TRACEBACKS_WITHOUT_LOCALS
 
-# structlog's dict_tracebacks renders every frame's locals (show_locals=True): a request's
-# headers, and so its bearer token, would reach the log past redact_secrets. Frames only.
-_TRACEBACKS_WITHOUT_LOCALS = structlog.processors.ExceptionRenderer(
-    structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
-)
+__all__ = ["SECRET_KEYS", "configure_logging", "parse_log_level", "redact_secrets"]
 
 SECRET_KEYS = frozenset(
     {
@@ -80,7 +75,7 @@ def configure_logging(level: str, log_format: str, *, stream: TextIO | None = No
         redact_secrets,
     ]
     if log_format == "json":
-        processors += [_TRACEBACKS_WITHOUT_LOCALS, structlog.processors.JSONRenderer()]
+        processors += [TRACEBACKS_WITHOUT_LOCALS, structlog.processors.JSONRenderer()]
     elif log_format == "text":
         processors += [structlog.processors.format_exc_info, structlog.processors.LogfmtRenderer()]
     else:
