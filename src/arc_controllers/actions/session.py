@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 import structlog
 from pydantic import BaseModel
@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from arc_controllers.actions._retry import RetryPolicy
 from arc_controllers.actions._urls import with_path_suffix, with_query_value
 from arc_controllers.actions.errors import ActionsError, MessageQueueTokenExpiredError, error_from_response
+from arc_controllers.actions.redact import SecretSet
 from arc_controllers.actions.transport import HttpRequest, HttpResponse
 from arc_controllers.actions.types import (
     NIL_SESSION_ID,
@@ -30,10 +31,7 @@ from arc_controllers.actions.types import (
     parse_runner_scale_set_message,
 )
 
-if TYPE_CHECKING:
-    from arc_controllers.actions.client import ActionsClient
-
-__all__ = ["HEADER_SCALE_SET_MAX_CAPACITY", "MessageSessionClient"]
+__all__ = ["HEADER_SCALE_SET_MAX_CAPACITY", "MessageSessionClient", "SessionTransport"]
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +39,42 @@ HEADER_SCALE_SET_MAX_CAPACITY = "X-ScaleSetMaxCapacity"
 """Header carrying the listener's max runners on every long poll."""
 
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class SessionTransport(Protocol):
+    """**Protocol:** what a session borrows from its `ActionsClient`: requests, retries, errors, redaction.
+
+    Python only: the session module depends on this, not on the client module, so the
+    client can import the session without a cycle (Go's session client holds the
+    ``*Client`` itself).
+    """
+
+    @property
+    def secrets(self) -> SecretSet:
+        """Every secret seen so far; the session adds its queue token."""
+        ...
+
+    @property
+    def user_agent(self) -> str:
+        """The User-Agent of every request."""
+        ...
+
+    async def actions_request(self, method: str, path: str, body: bytes | None = None) -> HttpRequest:
+        """An Actions-service request with a fresh admin token."""
+        ...
+
+    async def send(self, request: HttpRequest, *, retry: RetryPolicy | None = None) -> tuple[HttpResponse, int]:
+        """Send with retries; the answer and the number of attempts."""
+        ...
+
+    def error(self, request: HttpRequest, response: HttpResponse, cause: str, attempts: int = 1) -> ActionsError:
+        """The typed, redacted error for an unexpected answer."""
+        ...
+
+    def decode(self, request: HttpRequest, response: HttpResponse, model: type[_M], what: str) -> _M:
+        """The answer decoded as ``model``; raises `ActionsError` when it is not one."""
+        ...
 
 
 class MessageSessionClient:
@@ -51,7 +85,7 @@ class MessageSessionClient:
     Ports: scaleset.MessageSessionClient
     """
 
-    def __init__(self, client: ActionsClient, scale_set_id: int, owner: str, retry: RetryPolicy | None) -> None:
+    def __init__(self, client: SessionTransport, scale_set_id: int, owner: str, retry: RetryPolicy | None) -> None:
         self._client = client
         self._scale_set_id = scale_set_id
         self._owner = owner
@@ -63,7 +97,7 @@ class MessageSessionClient:
 
     @classmethod
     async def open(
-        cls, client: ActionsClient, scale_set_id: int, owner: str, *, retry: RetryPolicy | None = None
+        cls, client: SessionTransport, scale_set_id: int, owner: str, *, retry: RetryPolicy | None = None
     ) -> MessageSessionClient:
         """Create the session on the service and return its client.
 
