@@ -517,7 +517,8 @@ async def test_session_conflict_exits_without_a_session(
     actions: ActionsClient,
     scale_set_id: int,
 ) -> None:
-    """A 409 on session create is not retried: the run fails at once and no ERS patch is sent."""
+    """Without a SessionRecovery (upstream's client default) a 409 on session create is not retried: the
+    run fails at once and no ERS patch is sent. The process recovers: test_listener_recovery.py."""
     await create_runner_set(client, namespace)
     fake.inject_session_conflict()
     recorder = Recorder(listener_kube)

@@ -20,25 +20,34 @@ import structlog
 from prometheus_client import disable_created_metrics
 
 from arc_controllers.actions import (
+    ActionsClient,
     GitHubAppAuth,
     PersonalAccessToken,
+    SessionRecovery,
     SystemInfo,
     new_client,
 )
 from arc_controllers.actions.auth import Credentials
 from arc_controllers.listener._logging import configure_logging
-from arc_controllers.listener.app import ListenerApp, SessionClient
+from arc_controllers.listener.app import ListenerApp, SessionClient, SessionOpener
 from arc_controllers.listener.config import ConfigError, ListenerConfig, read_config
 from reconcilekit.client import new_client as new_kube_client
 from reconcilekit.config import load_rest_config
 
-__all__ = ["DEFAULT_BURST", "DEFAULT_QPS", "main", "rate_limits"]
+__all__ = ["DEFAULT_BURST", "DEFAULT_QPS", "SESSION_RECOVERY", "main", "rate_limits", "session_opener"]
 
 CONFIG_PATH_ENV = "LISTENER_CONFIG_PATH"
 DEFAULT_QPS = 50.0
 """Kubernetes requests per second the scaler may send (upstream's scaler default)."""
 DEFAULT_BURST = 100
 """Kubernetes requests the scaler may send at once above `DEFAULT_QPS`."""
+
+SESSION_RECOVERY = SessionRecovery()
+"""How the process keeps its session: a 409 on create retried every 30 s up to 10 times, a
+forgotten session (404 on refresh) or a 200 poll answer without a message replaced in place.
+
+Beyond: ARC #3209, #4356, #4285: upstream's listener exits and is recreated instead.
+"""
 
 BUILD_VERSION = "dev"
 """Reported in the User-Agent as ``version``."""
@@ -153,15 +162,23 @@ async def _run_app(config: ListenerConfig) -> None:
     rest = dataclasses.replace(await load_rest_config(), qps=qps, burst=burst)
     kube = new_kube_client(rest, field_owner="ghalistener", register_prometheus=False)
 
-    async def open_session(scale_set_id: int, owner: str, /) -> SessionClient:
-        """Ports: the scalesetClient.MessageSessionClient call of run"""
-        return await actions.message_session_client(scale_set_id, owner)
-
     async with actions:
         try:
-            await ListenerApp(config, open_session=open_session, kube=kube).run()
+            await ListenerApp(config, open_session=session_opener(actions), kube=kube).run()
         finally:
             await kube.close()
+
+
+def session_opener(actions: ActionsClient, *, recovery: SessionRecovery = SESSION_RECOVERY) -> SessionOpener:
+    """The app's session opener: ``actions``' message session, recovering as ``recovery`` says.
+
+    Ports: the scalesetClient.MessageSessionClient call of run
+    """
+
+    async def open_session(scale_set_id: int, owner: str, /) -> SessionClient:
+        return await actions.message_session_client(scale_set_id, owner, recovery=recovery)
+
+    return open_session
 
 
 if __name__ == "__main__":

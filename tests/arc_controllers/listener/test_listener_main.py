@@ -1,4 +1,4 @@
-"""The arc-listener entry point: exit status and one-line errors; the scaler's client rate limits."""
+"""The arc-listener entry point: exit status and one-line errors; the scaler's client rate limits; session recovery."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from arc_controllers.listener.__main__ import DEFAULT_BURST, DEFAULT_QPS, main, rate_limits
+from arc_controllers.actions import SessionRecovery
+from arc_controllers.listener.__main__ import (
+    DEFAULT_BURST,
+    DEFAULT_QPS,
+    SESSION_RECOVERY,
+    main,
+    rate_limits,
+    session_opener,
+)
 from arc_controllers.listener.config import ListenerConfig
 
 
@@ -80,3 +88,24 @@ def test_effective_rate_limiter_config(
     with capture_logs() as logs:
         assert rate_limits(ListenerConfig(scaler=scaler)) == want
     assert [entry["log_level"] for entry in logs] == ([level] if level else [])
+
+
+class SessionFactory:
+    """Records how the opener asks the Actions client for a session."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, str, SessionRecovery | None]] = []
+
+    async def message_session_client(
+        self, scale_set_id: int, owner: str, *, recovery: SessionRecovery | None = None
+    ) -> str:
+        self.calls.append((scale_set_id, owner, recovery))
+        return "session"
+
+
+async def test_the_process_opens_its_session_with_recovery_arc_3209() -> None:
+    """The process's session retries a 409 every 30 s up to 10 times and replaces a forgotten or broken session."""
+    factory = SessionFactory()
+    assert await session_opener(factory)(7, "pod-1") == "session"  # type: ignore[arg-type]
+    assert factory.calls == [(7, "pod-1", SESSION_RECOVERY)]
+    assert (SESSION_RECOVERY.conflict_interval, SESSION_RECOVERY.conflict_retries) == (30.0, 10)
