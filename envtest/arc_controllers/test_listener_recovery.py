@@ -17,17 +17,23 @@ with the process's recovery rules at test speed (1 s between conflicts, as issue
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 import test_listener
+from chart_rbac import service_account_kubeconfig
 from test_listener import (
     ER,
     ERS,
     SET_NAME,
     Recorder,
+    Running,
     create_runner,
     create_runner_set,
     listener_config,
@@ -41,6 +47,7 @@ from arc_controllers.listener.app import AppError, ListenerApp, SessionClient
 from arc_controllers.listener.config import ListenerConfig
 from arc_controllers.listener.loop import MessageInfo, SessionInfo
 from reconcilekit.client import ObjectKey, RestClient
+from reconcilekit.envtest import Environment
 from reconcilekit.testing import eventually
 
 # test_listener's fixtures: the CRDs, an admin client, the listener's ServiceAccount client, the fake
@@ -90,8 +97,8 @@ class RecordingSession:
         await self.inner.close()
 
 
-class Listening:
-    """The listener app in a task (stopped and awaited on exit) and its recorded session."""
+class Listening(Running):
+    """The listener app in a task (stopped and awaited on exit), opening its session as the process does."""
 
     def __init__(self, config: ListenerConfig, actions: ActionsClient, kube: Recorder) -> None:
         self.session: RecordingSession | None = None
@@ -101,18 +108,11 @@ class Listening:
             self.session = RecordingSession(await open_session(scale_set_id, owner))
             return self.session
 
-        self.app = ListenerApp(config, open_session=recording, kube=kube, hostname="listener-pod")
-        self.task: asyncio.Task[None] | None = None
+        super().__init__(ListenerApp(config, open_session=recording, kube=kube, hostname="listener-pod"))
 
     async def __aenter__(self) -> Listening:
-        self.task = asyncio.create_task(self.app.run(), name="listener-app")
+        await super().__aenter__()
         return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.task is not None
-        self.task.cancel()
-        with pytest.raises((asyncio.CancelledError, Exception)):
-            await self.task
 
     def assert_alive(self) -> None:
         """The run has not ended (an ended run re-raises its error here)."""
@@ -283,3 +283,62 @@ async def test_empty_200_polls_are_retried_with_a_new_session_arc_4285(
     assert fake.requests("acquire_jobs") == 1, "the job was acquired once"
     assert session.polled_with[0] == 0, "the polls answered empty carried no cursor: nothing was handled yet"
     assert not live_sessions(fake), "the session is deleted when the listener stops"
+
+
+async def test_the_arc_listener_process_outlives_a_killed_listeners_session_arc_3209(
+    envtest_environment: Environment,
+    client: RestClient,
+    listener_account: tuple[str, str] | None,
+    namespace: str,
+    fake: FakeActionsService,
+    actions: ActionsClient,
+    scale_set_id: int,
+    tmp_path: Path,
+) -> None:
+    """The real ``arc-listener`` started while a SIGKILLed listener's session is still alive: it keeps
+    running on the 409, and once the service drops the old session its next try (30 s on) gets one and
+    the set is scaled to minRunners. Upstream's exits at once and is restarted over and over."""
+    await create_runner_set(client, namespace)
+    await actions.message_session_client(scale_set_id, "killed-listener")  # never closed: the killed pod's
+    config = {
+        "configure_url": fake.config_url(),
+        "github_token": fake.pat.token,
+        "ephemeral_runner_set_namespace": namespace,
+        "ephemeral_runner_set_name": SET_NAME,
+        "runner_scale_set_id": scale_set_id,
+        "max_runners": 5,
+        "min_runners": 2,
+        "log_level": "info",
+        "log_format": "json",
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    kubeconfig = envtest_environment.kubeconfig_path
+    if listener_account is not None:
+        account_namespace, name = listener_account
+        kubeconfig = await service_account_kubeconfig(
+            client, kubeconfig, tmp_path / "listener.kubeconfig", namespace=account_namespace, name=name
+        )
+    env = {**os.environ, "LISTENER_CONFIG_PATH": str(path), "KUBECONFIG": str(kubeconfig), "NO_PROXY": "127.0.0.1"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "arc_controllers.listener", env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        await eventually(lambda: fake.requests("create_session") >= 2, timeout=30, message="the 409 is answered")
+        await asyncio.sleep(1)  # long enough for upstream's listener to have exited on the 409
+        assert process.returncode is None, "the listener is still running after the conflict"
+        assert fake.expire_session(scale_set_id), "the service drops the killed listener's session"
+
+        async def scaled() -> bool:
+            assert process.returncode is None, "the listener is still running"
+            return await replicas(client, namespace) == 2
+
+        await eventually(scaled, timeout=60, message="the retry 30 s after the conflict gets the session")
+        assert fake.requests("create_session") == 3
+        [session] = live_sessions(fake)
+        assert session.owner_name != "killed-listener"
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
