@@ -42,7 +42,7 @@ from test_listener import (
 
 from arc_controllers.actions import ActionsClient, SessionRecovery
 from arc_controllers.actions.fake import FakeActionsService
-from arc_controllers.listener.__main__ import SESSION_RECOVERY, session_opener
+from arc_controllers.listener.__main__ import CONFLICT_INTERVAL_ENV, SESSION_RECOVERY, session_opener
 from arc_controllers.listener.app import AppError, ListenerApp, SessionClient
 from arc_controllers.listener.config import ListenerConfig
 from arc_controllers.listener.loop import MessageInfo, SessionInfo
@@ -296,8 +296,9 @@ async def test_the_arc_listener_process_outlives_a_killed_listeners_session_arc_
     tmp_path: Path,
 ) -> None:
     """The real ``arc-listener`` started while a SIGKILLed listener's session is still alive: it keeps
-    running on the 409, and once the service drops the old session its next try (30 s on) gets one and
-    the set is scaled to minRunners. Upstream's exits at once and is restarted over and over."""
+    running on the 409, and once the service drops the old session its next try (2 s on, as
+    LISTENER_SESSION_CONFLICT_RETRY_INTERVAL says) gets one and the set is scaled to minRunners.
+    Upstream's exits at once and is restarted over and over."""
     await create_runner_set(client, namespace)
     await actions.message_session_client(scale_set_id, "killed-listener")  # never closed: the killed pod's
     config = {
@@ -319,14 +320,20 @@ async def test_the_arc_listener_process_outlives_a_killed_listeners_session_arc_
         kubeconfig = await service_account_kubeconfig(
             client, kubeconfig, tmp_path / "listener.kubeconfig", namespace=account_namespace, name=name
         )
-    env = {**os.environ, "LISTENER_CONFIG_PATH": str(path), "KUBECONFIG": str(kubeconfig), "NO_PROXY": "127.0.0.1"}
+    env = {
+        **os.environ,
+        "LISTENER_CONFIG_PATH": str(path),
+        "KUBECONFIG": str(kubeconfig),
+        "NO_PROXY": "127.0.0.1",
+        CONFLICT_INTERVAL_ENV: "2",
+    }
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "arc_controllers.listener", env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     try:
         await eventually(lambda: fake.requests("create_session") >= 2, timeout=30, message="the 409 is answered")
-        await asyncio.sleep(1)  # long enough for upstream's listener to have exited on the 409
+        await asyncio.sleep(0.5)  # long enough for upstream's listener to have exited on the 409
         assert process.returncode is None, "the listener is still running after the conflict"
         assert fake.expire_session(scale_set_id), "the service drops the killed listener's session"
 
@@ -334,8 +341,8 @@ async def test_the_arc_listener_process_outlives_a_killed_listeners_session_arc_
             assert process.returncode is None, "the listener is still running"
             return await replicas(client, namespace) == 2
 
-        await eventually(scaled, timeout=60, message="the retry 30 s after the conflict gets the session")
-        assert fake.requests("create_session") == 3
+        await eventually(scaled, timeout=60, message="the retry 2 s after the conflict gets the session")
+        assert fake.requests("create_session") >= 3, "the killed listener's, a 409, the one that succeeded"
         [session] = live_sessions(fake)
         assert session.owner_name != "killed-listener"
     finally:

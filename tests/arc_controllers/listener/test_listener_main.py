@@ -11,12 +11,14 @@ from structlog.testing import capture_logs
 
 from arc_controllers.actions import SessionRecovery
 from arc_controllers.listener.__main__ import (
+    CONFLICT_INTERVAL_ENV,
     DEFAULT_BURST,
     DEFAULT_QPS,
     SESSION_RECOVERY,
     main,
     rate_limits,
     session_opener,
+    session_recovery,
 )
 from arc_controllers.listener.config import ListenerConfig
 
@@ -109,3 +111,34 @@ async def test_the_process_opens_its_session_with_recovery_arc_3209() -> None:
     assert await session_opener(factory)(7, "pod-1") == "session"  # type: ignore[arg-type]
     assert factory.calls == [(7, "pod-1", SESSION_RECOVERY)]
     assert (SESSION_RECOVERY.conflict_interval, SESSION_RECOVERY.conflict_retries) == (30.0, 10)
+
+
+def test_the_conflict_interval_can_be_set_in_the_environment_arc_3209() -> None:
+    """LISTENER_SESSION_CONFLICT_RETRY_INTERVAL replaces the 30 s; everything else stays the process's."""
+    assert session_recovery({}) is SESSION_RECOVERY
+    recovery = session_recovery({CONFLICT_INTERVAL_ENV: "1.5"})
+    assert recovery.conflict_interval == 1.5
+    assert recovery.conflict_retries == SESSION_RECOVERY.conflict_retries
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_a_bad_conflict_interval_exits_1_with_one_line(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A conflict interval that is not a number of seconds >= 0 is refused before anything starts."""
+    config = {
+        "configure_url": "https://github.com/my-org",
+        "github_token": "ghp_secret",
+        "ephemeral_runner_set_namespace": "ns",
+        "ephemeral_runner_set_name": "set",
+        "runner_scale_set_id": 1,
+        "max_runners": 1,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    monkeypatch.setenv("LISTENER_CONFIG_PATH", str(path))
+    monkeypatch.setenv(CONFLICT_INTERVAL_ENV, value)
+    assert main() == 1
+    assert capsys.readouterr().err == (
+        f"Failed to read config: {CONFLICT_INTERVAL_ENV} must be a number of seconds >= 0, got {value!r}\n"
+    )
