@@ -17,9 +17,6 @@ with the process's recovery rules at test speed (1 s between conflicts, as issue
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,16 +24,17 @@ from typing import Any
 
 import pytest
 import test_listener
-from chart_rbac import service_account_kubeconfig
 from test_listener import (
     ER,
     ERS,
     SET_NAME,
     Recorder,
     Running,
+    _process_config,
     create_runner,
     create_runner_set,
     listener_config,
+    start_listener_process,
     start_runner_with_job,
 )
 
@@ -301,36 +299,9 @@ async def test_the_arc_listener_process_outlives_a_killed_listeners_session_arc_
     Upstream's exits at once and is restarted over and over."""
     await create_runner_set(client, namespace)
     await actions.message_session_client(scale_set_id, "killed-listener")  # never closed: the killed pod's
-    config = {
-        "configure_url": fake.config_url(),
-        "github_token": fake.pat.token,
-        "ephemeral_runner_set_namespace": namespace,
-        "ephemeral_runner_set_name": SET_NAME,
-        "runner_scale_set_id": scale_set_id,
-        "max_runners": 5,
-        "min_runners": 2,
-        "log_level": "info",
-        "log_format": "json",
-    }
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    kubeconfig = envtest_environment.kubeconfig_path
-    if listener_account is not None:
-        account_namespace, name = listener_account
-        kubeconfig = await service_account_kubeconfig(
-            client, kubeconfig, tmp_path / "listener.kubeconfig", namespace=account_namespace, name=name
-        )
-    env = {
-        **os.environ,
-        "LISTENER_CONFIG_PATH": str(path),
-        "KUBECONFIG": str(kubeconfig),
-        "NO_PROXY": "127.0.0.1",
-        CONFLICT_INTERVAL_ENV: "2",
-    }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arc_controllers.listener", env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+    config = _process_config(namespace, scale_set_id, fake)
+    env = {CONFLICT_INTERVAL_ENV: "2"}
+    process = await start_listener_process(envtest_environment, client, listener_account, config, tmp_path, **env)
     try:
         await eventually(lambda: fake.requests("create_session") >= 2, timeout=30, message="the 409 is answered")
         await asyncio.sleep(0.5)  # long enough for upstream's listener to have exited on the 409

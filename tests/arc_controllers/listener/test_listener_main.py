@@ -22,6 +22,16 @@ from arc_controllers.listener.__main__ import (
 )
 from arc_controllers.listener.config import ListenerConfig
 
+VALID_CONFIG: dict[str, Any] = {
+    "configure_url": "https://github.com/my-org",
+    "github_token": "ghp_secret",
+    "ephemeral_runner_set_namespace": "ns",
+    "ephemeral_runner_set_name": "set",
+    "runner_scale_set_id": 1,
+    "max_runners": 1,
+}
+"""A config file the listener accepts."""
+
 
 def test_missing_config_path_variable_exits_1(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -51,17 +61,7 @@ def test_bad_config_is_one_line_and_exit_1(
     line: str,
 ) -> None:
     """A bad config file or logger setting is one stderr line and exit status 1."""
-    config = {
-        "configure_url": "https://github.com/my-org",
-        "github_token": "ghp_secret",
-        "ephemeral_runner_set_namespace": "ns",
-        "ephemeral_runner_set_name": "set",
-        "runner_scale_set_id": 1,
-        "max_runners": 1,
-        "log_level": "info",
-        "log_format": "json",
-        **changes,
-    }
+    config = {**VALID_CONFIG, "log_level": "info", "log_format": "json", **changes}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
     monkeypatch.setenv("LISTENER_CONFIG_PATH", str(path))
@@ -126,16 +126,8 @@ def test_a_bad_conflict_interval_exits_1_with_one_line(
     value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A conflict interval that is not a number of seconds >= 0 is refused before anything starts."""
-    config = {
-        "configure_url": "https://github.com/my-org",
-        "github_token": "ghp_secret",
-        "ephemeral_runner_set_namespace": "ns",
-        "ephemeral_runner_set_name": "set",
-        "runner_scale_set_id": 1,
-        "max_runners": 1,
-    }
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
+    path.write_text(json.dumps(VALID_CONFIG))
     monkeypatch.setenv("LISTENER_CONFIG_PATH", str(path))
     monkeypatch.setenv(CONFLICT_INTERVAL_ENV, value)
     assert main() == 1
