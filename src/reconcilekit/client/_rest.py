@@ -299,4 +299,3 @@ class RestTransport:
                     raise TransportError(f"watch {path} broke: {err!r}") from err
         except _ServerAskedToWait as wait:  # the caller's backoff decides when to watch again
             raise wait.error from None
-
