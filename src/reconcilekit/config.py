@@ -106,7 +106,7 @@ class RestConfig:
     """Requests a client may send at once per resource before ``qps`` applies (at least 1)."""
 
     source: Any = field(default=None, repr=False, compare=False)
-    """kubernetes_asyncio's Configuration this config came from (plugins only), whose hook refreshes tokens."""
+    """kubernetes_asyncio's Configuration this config came from (auth-provider only), whose hook refreshes tokens."""
 
     _token_file: TokenFile | None = field(default=None, repr=False, compare=False, init=False)
 

@@ -260,11 +260,13 @@ class RestTransport:
             seconds: time for the whole request; ``None`` means the client's timeout.
 
         A 429 or 5xx answer with a ``Retry-After`` header is retried after that many seconds, up to
-        `MAX_RETRIES` times, as client-go does; each attempt is counted.
+        `MAX_RETRIES` times, as client-go does; each attempt is counted. A 401 is sent once more
+        when refreshing the credentials changed them.
 
         Raises:
             APIStatusError: the server answered with a status of 300 or more.
             TransportError: no answer (connection failed, or the timeout passed).
+            reconcilekit.credentials.CredentialError: the exec credential plugin failed.
         """
         limits = aiohttp.ClientTimeout(total=seconds if seconds is not None else self.timeout)
         for attempt in range(MAX_RETRIES + 1):
