@@ -227,6 +227,7 @@ async def test_a_manager_cancelled_before_it_leads_never_writes_while_the_lease_
         "lease_duration": 15.0,
         "renew_deadline": 10.0,
         "retry_period": 2.0,
+        "exit_on_blocked_leader": False,  # in the test runner's own process: never a hard exit here
     }
     leader = new_manager(config, Options(**base, leader_election_release_on_cancel=True))  # type: ignore[arg-type]
     stopping = new_manager(config, Options(**base))  # type: ignore[arg-type]

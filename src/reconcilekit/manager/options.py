@@ -46,7 +46,9 @@ class Options:
         exit_on_blocked_leader: while leading, end the process with ``os._exit(70)`` when the
             event loop is blocked longer than lease_duration − renew_deadline (5 s by default),
             before it can resume and write as a leader another replica may have replaced (see
-            `reconcilekit.leaderelection.watchdog`). On by default; Python only.
+            `reconcilekit.leaderelection.watchdog`). On by default; Python only. Tests that run a
+            manager with short leases inside the test runner's process turn it off: a loaded
+            machine can stall that loop past a 1 s limit, and the exit would end the runner.
         graceful_shutdown_timeout: seconds for all runnables to stop (30); ``0`` does not wait,
             ``None`` waits for ever.
         cache_sync_timeout: seconds for caches to sync at start (120).
