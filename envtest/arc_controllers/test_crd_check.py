@@ -22,7 +22,7 @@ import pytest
 import yaml
 from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_controller_chart_rbac, service_account_kubeconfig
 
-from arc_controllers.api.v1alpha1 import EphemeralRunnerSet
+from arc_controllers.api.v1alpha1 import AutoscalingListener, AutoscalingRunnerSet, EphemeralRunnerSet
 from arc_controllers.api.v1alpha1.crdcompat import compare_served, served_schemas
 from reconcilekit.client import GroupVersionKind, ObjectKey, new_client
 from reconcilekit.client.openapi import new_openapi_v3_client
@@ -33,11 +33,8 @@ from reconcilekit.testing import eventually
 pytestmark = [pytest.mark.envtest_only, pytest.mark.slow]
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "config" / "crd"
-ARS = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingRunnerSet")
-ERS = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")
-AL = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingListener")
-EVENT = GroupVersionKind("", "v1", "Event")
-SECRET = GroupVersionKind("", "v1", "Secret")
+ARS, ERS, AL = AutoscalingRunnerSet.GVK, EphemeralRunnerSet.GVK, AutoscalingListener.GVK
+EVENT, SECRET = GroupVersionKind("", "v1", "Event"), GroupVersionKind("", "v1", "Secret")
 
 
 def altered_crds(dest: Path, *, without: str = "", require: str = "") -> Path:
