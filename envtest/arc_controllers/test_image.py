@@ -35,12 +35,13 @@ import pytest
 import pytest_asyncio
 import yaml
 from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_token, uninstall_chart_rbac
+from scaleset_world import ARS, ER, LISTENER, POD, SECRET
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.cmd.sim.kubelet import running_status, terminated_status
 from arc_controllers.cmd.sim.podidentity import pod_service_account, request_token
 from reconcilekit.client import RestClient
-from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
+from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.client.patch import raw_patch
 from reconcilekit.envtest import Environment
 from reconcilekit.testing import eventually
@@ -65,11 +66,6 @@ LISTENER_GRACE_SECONDS = 60
 """``terminationGracePeriodSeconds`` of the listener pod the manager builds."""
 USER = "65532:65532"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-ARS = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingRunnerSet")
-LISTENER = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingListener")
-ER = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
-POD = GroupVersionKind("", "v1", "Pod")
-SECRET = GroupVersionKind("", "v1", "Secret")
 SET_NAME = "image-set"
 
 
@@ -291,7 +287,10 @@ async def image() -> AsyncIterator[str]:
     """The image under test, also tagged as deploy/values.yaml names it (so listener pods find it)."""
     await podman("image", "exists", IMAGE)
     await podman("tag", IMAGE, CHART_IMAGE)
-    yield CHART_IMAGE
+    try:
+        yield CHART_IMAGE
+    finally:
+        await podman("untag", IMAGE, CHART_IMAGE, check=False)
 
 
 async def get_json(http: aiohttp.ClientSession, url: str) -> tuple[int, str]:

@@ -79,19 +79,9 @@ async def run_listener(
 ) -> tuple[list[str], str]:
     """Run ``arc-listener`` through a session, a scale-up and a job, then SIGTERM; its stdout lines and stderr."""
     await create_runner_set(client, namespace)
-    config = {
-        "configure_url": fake.config_url(),
-        "github_token": fake.pat.token,
-        "ephemeral_runner_set_namespace": namespace,
-        "ephemeral_runner_set_name": SET_NAME,
-        "runner_scale_set_id": scale_set_id,
-        "max_runners": 5,
-        "min_runners": 1,
-        "log_level": "debug",
-        "log_format": log_format,
-        "metrics_addr": f"127.0.0.1:{_free_port()}",
-        "metrics_endpoint": "/metrics",
-    }
+    config = test_listener._process_config(namespace, scale_set_id, fake)
+    config.update(min_runners=1, log_level="debug", log_format=log_format, metrics_endpoint="/metrics")
+    config["metrics_addr"] = f"127.0.0.1:{_free_port()}"
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
     kubeconfig = envtest_environment.kubeconfig_path
@@ -126,38 +116,29 @@ async def run_listener(
     return stdout.decode().splitlines(), stderr.decode()
 
 
-async def test_every_line_of_a_json_run_is_one_slog_object(
-    envtest_environment: Environment,
-    client: RestClient,
-    listener_account: tuple[str, str] | None,
-    namespace: str,
-    fake: FakeActionsService,
-    scale_set_id: int,
-    tmp_path: Path,
-) -> None:
-    """``log_format: json``: each stdout line parses as an object with slog's keys; all three components log."""
-    lines, stderr = await run_listener(
-        envtest_environment, client, listener_account, namespace, fake, scale_set_id, tmp_path, log_format="json"
-    )
+def check_json_lines(lines: list[str]) -> list[dict[str, Any]]:
+    """Each line one JSON object starting ``time, level, source, msg`` (slog's JSONHandler with AddSource)."""
     records: list[dict[str, Any]] = []
     for line in lines:
         try:
             records.append(json.loads(line))
         except ValueError:
             pytest.fail(f"not a JSON line: {line!r}")
-    assert len(records) > 5
     for record in records:
         assert isinstance(record, dict)
         assert list(record)[:4] == ["time", "level", "source", "msg"], record
-        assert record["level"] in LEVELS
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", record["time"])
         assert set(record["source"]) == {"function", "file", "line"}
-    assert {r.get("component") for r in records} >= COMPONENTS
-    assert "DEBUG" in {r["level"] for r in records}, "log_level debug reaches every logger"
-    assert stderr.strip() == "Application returned an error: context canceled"
+    return records
 
 
-async def test_every_line_of_a_text_run_is_slogs_text_layout(
+def check_text_lines(lines: list[str]) -> list[dict[str, Any]]:
+    """Each line ``time=… level=… source=… msg=… key=value…`` (slog's TextHandler with AddSource)."""
+    return [dict(parse_slog_text(line)) for line in lines]
+
+
+@pytest.mark.parametrize("log_format", ["json", "text"])
+async def test_every_line_of_a_listener_run_is_one_slog_record(
     envtest_environment: Environment,
     client: RestClient,
     listener_account: tuple[str, str] | None,
@@ -165,14 +146,16 @@ async def test_every_line_of_a_text_run_is_slogs_text_layout(
     fake: FakeActionsService,
     scale_set_id: int,
     tmp_path: Path,
+    log_format: str,
 ) -> None:
-    """``log_format: text``: each stdout line is ``time=… level=… source=… msg=… key=value…``."""
+    """Every stdout line parses in the configured format; all three components log; debug reaches them all."""
     lines, stderr = await run_listener(
-        envtest_environment, client, listener_account, namespace, fake, scale_set_id, tmp_path, log_format="text"
+        envtest_environment, client, listener_account, namespace, fake, scale_set_id, tmp_path, log_format=log_format
     )
-    records = [parse_slog_text(line) for line in lines]
+    records = (check_json_lines if log_format == "json" else check_text_lines)(lines)
     assert len(records) > 5
-    assert all(r["level"] in LEVELS for r in records)
+    assert {r["level"] for r in records} <= set(LEVELS)
+    assert "DEBUG" in {r["level"] for r in records}, "log_level debug reaches every logger"
     assert {r.get("component") for r in records} >= COMPONENTS
     assert stderr.strip() == "Application returned an error: context canceled"
 
