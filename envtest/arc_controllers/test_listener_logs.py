@@ -66,7 +66,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def run_listener(
+@pytest.fixture(params=["json", "text"])
+def log_format(request: pytest.FixtureRequest) -> str:
+    """The listener config's ``log_format``."""
+    return str(request.param)
+
+
+@pytest.fixture
+async def listener_output(
     envtest_environment: Environment,
     client: RestClient,
     listener_account: tuple[str, str] | None,
@@ -74,7 +81,6 @@ async def run_listener(
     fake: FakeActionsService,
     scale_set_id: int,
     tmp_path: Path,
-    *,
     log_format: str,
 ) -> tuple[list[str], str]:
     """Run ``arc-listener`` through a session, a scale-up and a job, then SIGTERM; its stdout lines and stderr."""
@@ -137,21 +143,11 @@ def check_text_lines(lines: list[str]) -> list[dict[str, Any]]:
     return [dict(parse_slog_text(line)) for line in lines]
 
 
-@pytest.mark.parametrize("log_format", ["json", "text"])
 async def test_every_line_of_a_listener_run_is_one_slog_record(
-    envtest_environment: Environment,
-    client: RestClient,
-    listener_account: tuple[str, str] | None,
-    namespace: str,
-    fake: FakeActionsService,
-    scale_set_id: int,
-    tmp_path: Path,
-    log_format: str,
+    listener_output: tuple[list[str], str], log_format: str
 ) -> None:
     """Every stdout line parses in the configured format; all three components log; debug reaches them all."""
-    lines, stderr = await run_listener(
-        envtest_environment, client, listener_account, namespace, fake, scale_set_id, tmp_path, log_format=log_format
-    )
+    lines, stderr = listener_output
     records = (check_json_lines if log_format == "json" else check_text_lines)(lines)
     assert len(records) > 5
     assert {r["level"] for r in records} <= set(LEVELS)
