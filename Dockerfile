@@ -5,6 +5,8 @@
 #   user 65532:65532, nothing writable but /tmp (the chart mounts an emptyDir there)
 #
 # Build:  docker build --build-arg VERSION=0.14.2 -t <registry>/arc-controllers-python:0.14.2 .
+#         or `make image` (podman, via hack/image.sh; PYTHON_IMAGE=<base> picks the base image,
+#         e.g. one made from Debian's packages where no registry is reachable: see the README)
 # VERSION must equal, or share major.minor with, the gha-runner-scale-set chart's appVersion
 # (the version gate deletes AutoscalingRunnerSets otherwise); `dev` (the default) accepts any.
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm

@@ -9,7 +9,7 @@ ASSETS = $$(bash hack/envtest-assets.sh | tail -n 1)
 
 SCENARIO ?= default
 
-.PHONY: run sim-all test venv envtest-assets lint typecheck unit integration bench crds k8s-schemas clean
+.PHONY: run sim-all test venv envtest-assets lint typecheck unit integration bench crds k8s-schemas clean image image-test
 
 ## run: the main job on the embedded default (a local API server, the fake Actions service, the simulator)
 run: venv envtest-assets
@@ -20,7 +20,7 @@ sim-all: venv envtest-assets
 	for s in default rollout restart; do KUBEBUILDER_ASSETS="$(ASSETS)" $(BIN)/arc-sim $$s --out arc-sim-out/$$s; done
 
 ## test: every gate CI runs: lint, types, unit tests, integration tests on a real kube-apiserver
-test: venv envtest-assets lint typecheck unit integration
+test: venv envtest-assets lint typecheck unit integration image-test
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) not found (need Python >= 3.11)" >&2; exit 1; }
@@ -61,3 +61,17 @@ k8s-schemas: venv envtest-assets
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache
+
+# -- the controller image ---------------------------------------------------------------------
+# `make image` installs podman & co. when missing (apt-get, as root), makes the base (python:3.11-slim-bookworm
+# when a registry serves it, else bookworm from Debian's packages, cached in ~/.cache/reconcilekit/image)
+# and builds ./Dockerfile; `make image-test` runs the image under the chart's contract (envtest/arc_controllers/test_image.py).
+IMAGE ?= localhost/arc-controllers-python:dev
+
+## image: the controller image from ./Dockerfile, built with podman (hack/image.sh; PYTHON_IMAGE picks the base)
+image:
+	IMAGE="$(IMAGE)" bash hack/image.sh build
+
+## image-test: /manager and /ghalistener from the image, read-only as 65532, against envtest and the fake Actions service
+image-test: venv envtest-assets image
+	KUBEBUILDER_ASSETS="$(ASSETS)" ARC_IMAGE="$(IMAGE)" $(BIN)/pytest -q -m image envtest/arc_controllers/test_image.py

@@ -1,12 +1,20 @@
-"""Logging set-up for the listener process: structlog to stdout, secrets redacted.
+"""Logging set-up for the listener process: slog's JSON or text records on stdout, secrets redacted.
+
+Go's listener logs through log/slog (``logger.New``): with ``json`` one object per line
+with ``time``, ``level`` (``INFO``...), ``source``, ``msg`` and the attributes (the
+``component`` each part binds: ``listener``, ``worker``, ``metrics exporter``); with
+``text`` the same as ``key=value`` pairs. Log pipelines parse listener pods by those keys,
+so every line the process prints, the standard library's included, takes that shape.
 
 Python only: Go's logger.New (slog with a level and a ``json``/``text`` handler).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+from datetime import UTC, datetime
 from typing import TextIO
 
 import structlog
@@ -14,7 +22,7 @@ from structlog.typing import EventDict, Processor, WrappedLogger
 
 from arc_controllers.actions.redact import TRACEBACKS_WITHOUT_LOCALS
 
-__all__ = ["SECRET_KEYS", "configure_logging", "parse_log_level", "redact_secrets"]
+__all__ = ["SECRET_KEYS", "configure_logging", "parse_log_level", "redact_secrets", "render_slog_text"]
 
 SECRET_KEYS = frozenset(
     {
@@ -55,12 +63,99 @@ def parse_log_level(level: str) -> int:
         raise ValueError(f"invalid log level: {level}") from None
 
 
+_SLOG_LEVELS = {"debug": "DEBUG", "info": "INFO", "warning": "WARN", "warn": "WARN", "error": "ERROR"}
+_SLOG_LEVELS.update(critical="ERROR", exception="ERROR")
+_CALLSITE = structlog.processors.CallsiteParameterAdder(
+    [
+        structlog.processors.CallsiteParameter.MODULE,
+        structlog.processors.CallsiteParameter.FUNC_NAME,
+        structlog.processors.CallsiteParameter.PATHNAME,
+        structlog.processors.CallsiteParameter.LINENO,
+    ]
+)
+_CALLSITE_KEYS = ("module", "func_name", "pathname", "lineno")
+_UNSAFE_TEXT = frozenset(' ="')
+
+
+def _slog_record(_logger: WrappedLogger, method: str, event_dict: EventDict) -> EventDict:
+    """Reorder structlog's keys into slog's: ``time``, ``level``, ``source``, ``msg``, then the attributes.
+
+    ``level`` is slog's spelling (``DEBUG``, ``INFO``, ``WARN``, ``ERROR``); ``source`` is the
+    call site (``function``, ``file``, ``line``), as Go's handler writes it with ``AddSource``.
+    Standard-library records (aiohttp, asyncio, ...) carry their logger's name as ``logger``.
+
+    Python only: Go's slog handlers order the keys themselves.
+    """
+    event_dict.pop("_record", None)
+    event_dict.pop("_from_structlog", None)
+    level = str(event_dict.pop("level", method)).lower()
+    callsite = {key: event_dict.pop(key, None) for key in _CALLSITE_KEYS}
+    record: EventDict = {"time": event_dict.pop("time", None), "level": _SLOG_LEVELS.get(level, level.upper())}
+    if callsite["pathname"] is not None:
+        record["source"] = {
+            "function": f"{callsite['module']}.{callsite['func_name']}",
+            "file": callsite["pathname"],
+            "line": callsite["lineno"],
+        }
+    record["msg"] = str(event_dict.pop("event", ""))
+    record.update(event_dict)
+    return record
+
+
+def _text_value(value: object) -> str:
+    """One value as slog's text handler writes it: bare when safe, else a quoted string. Python only."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    text = value if isinstance(value, str) else json.dumps(value, default=str, separators=(",", ":"))
+    if text and not any(c in _UNSAFE_TEXT or not c.isprintable() for c in text):
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def render_slog_text(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> str:
+    """``time=... level=INFO source=file:line msg="..." key=value``: slog's TextHandler layout.
+
+    Python only: Go's slog.NewTextHandler.
+    """
+    parts = []
+    for key, value in event_dict.items():
+        if key == "source" and isinstance(value, dict):
+            value = f"{value['file']}:{value['line']}"
+        parts.append(f"{key}={_text_value(value)}")
+    return " ".join(parts)
+
+
+def _timestamper(*, text: bool) -> Processor:
+    """UTC time under ``time``: RFC 3339 with microseconds (JSON) or milliseconds (text), like slog's.
+
+    Python only.
+    """
+
+    def stamp(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
+        now = datetime.now(UTC)
+        spec = "milliseconds" if text else "microseconds"
+        event_dict["time"] = now.isoformat(timespec=spec).replace("+00:00", "Z")
+        return event_dict
+
+    return stamp
+
+
 def configure_logging(level: str, log_format: str, *, stream: TextIO | None = None) -> None:
-    """Configure structlog once for the process, writing to stdout.
+    """Configure structlog and the standard library's logging once for the process, writing to stdout.
+
+    Every line is one slog record: with ``json`` one JSON object (``time``, ``level``,
+    ``source``, ``msg``, then the attributes such as ``component``), with ``text`` slog's
+    ``key=value`` layout. ``level`` filters structlog's loggers and the standard library's
+    (aiohttp, asyncio) alike; their records go through the same renderer.
 
     Args:
         level: See `parse_log_level`.
-        log_format: ``json`` (one object per line) or ``text`` (key=value), case-sensitive.
+        log_format: ``json`` or ``text``, case-sensitive.
+        stream: Where lines go; stdout when ``None``.
 
     Raises:
         ValueError: ``invalid log level: …`` or ``invalid log format: …``.
@@ -68,21 +163,44 @@ def configure_logging(level: str, log_format: str, *, stream: TextIO | None = No
     Ports: logger.New
     """
     numeric = parse_log_level(level)
-    processors: list[Processor] = [
+    if log_format not in ("json", "text"):
+        raise ValueError(f"invalid log format: {log_format}")
+    text = log_format == "text"
+    shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _timestamper(text=text),
+        _CALLSITE,
         redact_secrets,
     ]
-    if log_format == "json":
-        processors += [TRACEBACKS_WITHOUT_LOCALS, structlog.processors.JSONRenderer()]
-    elif log_format == "text":
-        processors += [structlog.processors.format_exc_info, structlog.processors.LogfmtRenderer()]
+    renderer: list[Processor]
+    if text:
+        renderer = [structlog.processors.format_exc_info, _slog_record, render_slog_text]
     else:
-        raise ValueError(f"invalid log format: {log_format}")
+        renderer = [TRACEBACKS_WITHOUT_LOCALS, _slog_record, structlog.processors.JSONRenderer(default=str)]
+    out = stream or sys.stdout
     structlog.configure(
-        processors=processors,
+        processors=shared + renderer,
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(stream or sys.stdout),
-        cache_logger_on_first_use=True,
+        logger_factory=structlog.PrintLoggerFactory(out),
+        cache_logger_on_first_use=False,
     )
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*shared, _stdlib_logger_name], processors=renderer, pass_foreign_args=False
+        )
+    )
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(numeric)
+
+
+def _stdlib_logger_name(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
+    """Name a standard-library record's logger (``aiohttp.access``, ``asyncio``) under ``logger``. Python only."""
+    record = event_dict.get("_record")
+    if record is not None:
+        event_dict["logger"] = record.name
+    return event_dict

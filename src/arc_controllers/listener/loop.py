@@ -47,7 +47,7 @@ __all__ = [
     "run_to_completion",
 ]
 
-log = structlog.get_logger(__name__).bind(component="listener")
+log = structlog.get_logger(__name__, component="listener")  # lazy: configured at first use
 
 _T = TypeVar("_T")
 _NIL_SESSION_ID = uuid.UUID(int=0)

@@ -57,7 +57,7 @@ __all__ = [
     "parse_workflow_ref",
 ]
 
-log = structlog.get_logger(__name__).bind(component="metrics exporter")
+log = structlog.get_logger(__name__, component="metrics exporter")  # lazy: configured at first use
 
 METRIC_ASSIGNED_JOBS = "gha_assigned_jobs"
 METRIC_RUNNING_JOBS = "gha_running_jobs"

@@ -47,7 +47,7 @@ __all__ = [
     "should_promote_to_running",
 ]
 
-log = structlog.get_logger(__name__).bind(component="worker")
+log = structlog.get_logger(__name__, component="worker")  # lazy: configured at first use
 
 EPHEMERAL_RUNNER_SET_GVK = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")
 """The kind whose ``spec.replicas`` and ``spec.patchID`` the listener owns."""
