@@ -262,25 +262,26 @@ class FaultProxy:
             server.close()
             self._retired.append(server)
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """start_server's callback: the connection is served by a task the proxy owns."""
         self.accepted += 1
-        task = asyncio.current_task()
-        if task is not None:
-            # start_server runs this handler in a task of its own; the proxy owns it.
-            self._tasks.add(task)
+        task = asyncio.create_task(self._serve(reader, writer), name=f"fault-proxy-{self._port}-{self.accepted}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            try:
-                async with asyncio.timeout(self._connect_timeout):
-                    upstream = await asyncio.open_connection(*self._upstream)
-            except (OSError, TimeoutError):
-                _abort_with_rst(writer)
-                return
-            conn = _Connection(self, (reader, writer), upstream)
-            self._connections.add(conn)
-            try:
-                await conn.run()
-            finally:
-                self._connections.discard(conn)
+            async with asyncio.timeout(self._connect_timeout):
+                upstream = await asyncio.open_connection(*self._upstream)
+        except (OSError, TimeoutError):
+            _abort_with_rst(writer)
+            return
+        except asyncio.CancelledError:
+            writer.close()
+            raise
+        conn = _Connection(self, (reader, writer), upstream)
+        self._connections.add(conn)
+        try:
+            await conn.run()
         finally:
-            if task is not None:
-                self._tasks.discard(task)
+            self._connections.discard(conn)
