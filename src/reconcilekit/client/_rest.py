@@ -274,6 +274,7 @@ class RestTransport:
         resource: str,
         query: Sequence[tuple[str, str]],
         seconds: float | None,
+        idle: float | None = None,
     ) -> AsyncIterator[bytes]:
         """GET ``path`` and yield the answer line by line (a watch stream), until the server ends it.
 
@@ -281,12 +282,15 @@ class RestTransport:
             seconds: time for the whole stream (the server's ``timeoutSeconds`` plus a margin);
                 ``None`` bounds only connecting, by the client's timeout, and lets the stream
                 wait for events as long as the server keeps it open.
+            idle: seconds without a byte before the stream fails (``sock_read``); also bounds
+                connecting. ``None``: no read deadline.
 
         Raises:
             APIStatusError: the server refused the watch.
             TransportError: the connection failed or broke.
         """
-        limits = aiohttp.ClientTimeout(total=seconds, sock_connect=self.timeout, connect=self.timeout)
+        connect = self.timeout if idle is None else min(self.timeout, idle)
+        limits = aiohttp.ClientTimeout(total=seconds, sock_connect=connect, connect=connect, sock_read=idle)
         try:
             async with self._open(
                 "GET", path, verb=verb, resource=resource, query=query, body=None, content_type=None, limits=limits
