@@ -6,7 +6,8 @@ address, byte for byte (TLS passes through untouched, so the kubeconfig only cha
 
 * `blackhole`: every connection open now goes silent in both directions: bytes are read
   and dropped, no FIN, no RST (a half-open connection, a NAT entry that expired, a pulled
-  cable). New connections pass.
+  cable). New connections pass, or with ``new_connections=True`` go silent too until
+  `heal` (a partition: the client's TLS handshake never completes).
 * `reset`: every connection open now is closed with a TCP RST on both sides.
 * `refuse`: the listener closes, so new connections get ``ECONNREFUSED`` (the API server
   is down); open connections pass.
@@ -150,6 +151,7 @@ class FaultProxy:
         self._connections: set[_Connection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._stall_pending = False
+        self._blackhole_new = False
         self._closed = False
         self.accepted = 0
 
@@ -209,12 +211,17 @@ class FaultProxy:
 
     # -- faults --------------------------------------------------------------------------
 
-    def blackhole(self) -> int:
-        """Make every open connection silent both ways; new connections pass.
+    def blackhole(self, *, new_connections: bool = False) -> int:
+        """Make every open connection silent both ways.
+
+        Args:
+            new_connections: also swallow every connection opened from now until `heal`
+                (nothing reaches the server, nothing comes back). Default: they pass.
 
         Returns:
-            How many connections went silent.
+            How many open connections went silent.
         """
+        self._blackhole_new = self._blackhole_new or new_connections
         hit = 0
         for conn in self._connections:
             if conn.state == "pass":
@@ -244,10 +251,22 @@ class FaultProxy:
     async def heal(self) -> None:
         """New connections and requests pass again; dead connections stay dead."""
         self._stall_pending = False
+        self._blackhole_new = False
         if not self._closed:
             await self.start()
 
     # -- internals -----------------------------------------------------------------------
+
+    @staticmethod
+    async def _swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Read and drop until the client gives up; never answer, never close first."""
+        try:
+            while await reader.read(_CHUNK):
+                pass
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
 
     def _take_stall(self) -> bool:
         if self._stall_pending:
@@ -270,6 +289,9 @@ class FaultProxy:
         task.add_done_callback(self._tasks.discard)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._blackhole_new:
+            await self._swallow(reader, writer)
+            return
         try:
             async with asyncio.timeout(self._connect_timeout):
                 upstream = await asyncio.open_connection(*self._upstream)

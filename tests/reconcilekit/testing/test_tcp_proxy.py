@@ -85,6 +85,22 @@ async def test_blackhole_silences_open_connections_and_passes_new_ones(echo: tup
             w.close()
 
 
+async def test_blackhole_new_connections_swallows_them_until_heal(echo: tuple[str, int]) -> None:
+    """In a partition a new connection gets no answer; after heal new connections pass again."""
+    async with FaultProxy(upstream=echo) as proxy:
+        proxy.blackhole(new_connections=True)
+        reader, writer = await asyncio.open_connection(proxy.host, proxy.port)
+        writer.write(b"hello?")
+        await writer.drain()
+        assert await _silent_for(reader, 0.5)
+        await proxy.heal()
+        assert await _silent_for(reader, 0.2)  # a swallowed connection stays dead
+        fresh_reader, fresh_writer = await asyncio.open_connection(proxy.host, proxy.port)
+        assert await _roundtrip(fresh_reader, fresh_writer, b"b") == b"b"
+        for w in (writer, fresh_writer):
+            w.close()
+
+
 async def test_reset_sends_rst(echo: tuple[str, int]) -> None:
     """A reset connection fails with ConnectionResetError, not a clean EOF."""
     async with FaultProxy(upstream=echo) as proxy:
