@@ -142,9 +142,12 @@ async def test_the_staleness_check_fails_while_the_server_is_unreachable_and_pas
                 proxy.blackhole(new_connections=True)
                 cut_at = time.monotonic()
 
-                async def stale() -> None:
-                    with pytest.raises(InformerStaleError):
+                async def stale() -> bool:
+                    try:
                         await check()
+                    except InformerStaleError:
+                        return True
+                    return False
 
                 await eventually(stale, timeout=2 * DEADLINE + 30, interval=0.2)
                 failed_after = time.monotonic() - cut_at
@@ -161,7 +164,7 @@ async def test_the_staleness_check_fails_while_the_server_is_unreachable_and_pas
         f"staleness: check failed {failed_after:.1f} s into the partition (threshold {2 * DEADLINE} s); "
         f"cache caught up {caught_up:.1f} s after it healed"
     )
-    assert failed_after >= 2 * DEADLINE
+    assert failed_after >= 2 * DEADLINE - 1.0  # the last heartbeat came at most 0.5 s before the cut
     assert caught_up <= DEADLINE + 10
 
 
