@@ -24,6 +24,7 @@ from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetRec
 from conftest import ER, ERS, MERGE, SECRET, Harness, consistently, eventually
 from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.client.patch import raw_patch
+from reconcilekit.errors import NotFoundError
 from reconcilekit.reconcile import Request
 
 FINALIZER = "ephemeralrunnerset.actions.github.com/finalizer"
@@ -69,7 +70,7 @@ async def test_deletion_cleans_up_runners_before_the_set(harness: Harness) -> No
     async def gone() -> bool:
         try:
             await h.get(ERS, "set")
-        except Exception:
+        except NotFoundError:
             return True
         return False
 
@@ -348,7 +349,7 @@ async def test_proxy_secret_lifecycle(harness: Harness) -> None:
     async def secret_gone() -> bool:
         try:
             await h.get(SECRET, ref)
-        except Exception:
+        except NotFoundError:
             return True
         return False
 
