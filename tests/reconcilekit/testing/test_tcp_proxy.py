@@ -59,6 +59,22 @@ async def _silent_for(reader: asyncio.StreamReader, seconds: float) -> bool:
     return False
 
 
+async def _served(proxy: FaultProxy, data: bytes) -> asyncio.StreamWriter:
+    """Open a new connection through ``proxy`` and check ``data`` comes back; return its writer."""
+    reader, writer = await asyncio.open_connection(proxy.host, proxy.port)
+    assert await _roundtrip(reader, writer, data) == data
+    return writer
+
+
+async def _unanswered(proxy: FaultProxy, data: bytes) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Open a new connection through ``proxy``, send ``data`` and check that nothing comes back."""
+    reader, writer = await asyncio.open_connection(proxy.host, proxy.port)
+    writer.write(data)
+    await writer.drain()
+    assert await _silent_for(reader, 0.5)
+    return reader, writer
+
+
 async def test_passes_bytes_both_ways(echo: tuple[str, int]) -> None:
     """In pass mode the proxy is a plain forwarder."""
     async with FaultProxy(upstream=echo) as proxy:
@@ -79,8 +95,7 @@ async def test_blackhole_silences_open_connections_and_passes_new_ones(echo: tup
         writer.write(b"lost")
         await writer.drain()
         assert await _silent_for(reader, 0.5)
-        fresh_reader, fresh_writer = await asyncio.open_connection(proxy.host, proxy.port)
-        assert await _roundtrip(fresh_reader, fresh_writer, b"b") == b"b"
+        fresh_writer = await _served(proxy, b"b")
         for w in (writer, fresh_writer):
             w.close()
 
@@ -89,14 +104,10 @@ async def test_blackhole_new_connections_swallows_them_until_heal(echo: tuple[st
     """In a partition a new connection gets no answer; after heal new connections pass again."""
     async with FaultProxy(upstream=echo) as proxy:
         proxy.blackhole(new_connections=True)
-        reader, writer = await asyncio.open_connection(proxy.host, proxy.port)
-        writer.write(b"hello?")
-        await writer.drain()
-        assert await _silent_for(reader, 0.5)
+        reader, writer = await _unanswered(proxy, b"hello?")
         await proxy.heal()
         assert await _silent_for(reader, 0.2)  # a swallowed connection stays dead
-        fresh_reader, fresh_writer = await asyncio.open_connection(proxy.host, proxy.port)
-        assert await _roundtrip(fresh_reader, fresh_writer, b"b") == b"b"
+        fresh_writer = await _served(proxy, b"b")
         for w in (writer, fresh_writer):
             w.close()
 
@@ -122,21 +133,15 @@ async def test_refuse_then_heal_on_the_same_port(echo: tuple[str, int]) -> None:
             await asyncio.open_connection(proxy.host, port)
         await proxy.heal()
         assert proxy.port == port
-        reader, writer = await asyncio.open_connection(proxy.host, port)
-        assert await _roundtrip(reader, writer, b"ok") == b"ok"
-        writer.close()
+        (await _served(proxy, b"ok")).close()
 
 
 async def test_stall_next_request_swallows_one_connection(echo: tuple[str, int]) -> None:
     """The next request gets no answer; the connection after it is served."""
     async with FaultProxy(upstream=echo) as proxy:
         proxy.stall_next_request()
-        reader, writer = await asyncio.open_connection(proxy.host, proxy.port)
-        writer.write(b"request")
-        await writer.drain()
-        assert await _silent_for(reader, 0.5)
-        second_reader, second_writer = await asyncio.open_connection(proxy.host, proxy.port)
-        assert await _roundtrip(second_reader, second_writer, b"next") == b"next"
+        _, writer = await _unanswered(proxy, b"request")
+        second_writer = await _served(proxy, b"next")
         for w in (writer, second_writer):
             w.close()
 
