@@ -13,6 +13,8 @@ address, byte for byte (TLS passes through untouched, so the kubeconfig only cha
   is down); open connections pass.
 * `stall_next_request`: the next connection that sends a request swallows it and
   everything after it: the request never reaches the server and no answer comes back.
+  The proxy sees bytes, not HTTP: over TLS the "request" is the next record any client
+  sends, so a new connection stalls in its handshake, a kept-alive one at its next request.
 * `heal`: new connections and requests pass again (the listener reopens on the same
   port). Connections already blackholed or stalled stay dead: the client must notice.
 
