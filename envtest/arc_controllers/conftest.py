@@ -13,7 +13,7 @@ import asyncio
 import base64
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,8 @@ from chart_rbac import (
     service_account_config,
     uninstall_chart_rbac,
 )
+from polling import consistently as consistently  # re-exported for the test modules
+from polling import eventually as eventually
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
@@ -245,27 +247,3 @@ async def strip_finalizers(h: Harness) -> None:
                     await h.client.patch(obj, raw_patch(MERGE, json.dumps({"metadata": {"finalizers": None}})))
 
 
-async def eventually(check: Callable[[], Any], *, within: float = 20.0, interval: float = 0.25) -> Any:
-    """Gomega's Eventually: poll until ``check`` returns something other than None or False."""
-    deadline = asyncio.get_running_loop().time() + within
-    while True:
-        try:
-            value = await check()
-            if value is not None and value is not False:
-                return value
-            last: Any = value
-        except AssertionError as err:
-            last = err
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"not true within {within} s: {last!r}")
-        await asyncio.sleep(interval)
-
-
-async def consistently(check: Callable[[], Any], *, duration: float = 2.0, interval: float = 0.25) -> None:
-    """Gomega's Consistently: ``check`` returns neither None nor False for ``duration`` seconds."""
-    deadline = asyncio.get_running_loop().time() + duration
-    while asyncio.get_running_loop().time() < deadline:
-        value = await check()
-        assert value is not None, "stopped holding: None"
-        assert value is not False, "stopped holding: False"
-        await asyncio.sleep(interval)

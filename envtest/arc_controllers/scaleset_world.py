@@ -24,6 +24,8 @@ from chart_rbac import (
     service_account_config,
     uninstall_chart_rbac,
 )
+from polling import consistently as consistently  # re-exported for the test modules
+from polling import eventually
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
@@ -73,33 +75,6 @@ __all__ = [
     "eventually",
     "world",
 ]
-
-
-async def eventually(check: Any, *, within: float = 20.0, interval: float = 0.25) -> Any:
-    """Gomega's Eventually: poll until ``check()`` returns neither None nor False (AssertionError counts as not yet)."""
-    deadline = asyncio.get_running_loop().time() + within
-    last: Any = None
-    while True:
-        try:
-            value = await check()
-            if value is not None and value is not False:
-                return value
-            last = value
-        except AssertionError as err:
-            last = err
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"not true within {within} s: {last!r}")
-        await asyncio.sleep(interval)
-
-
-async def consistently(check: Any, *, duration: float = 2.0, interval: float = 0.25) -> None:
-    """Gomega's Consistently."""
-    deadline = asyncio.get_running_loop().time() + duration
-    while asyncio.get_running_loop().time() < deadline:
-        value = await check()
-        assert value is not None, "stopped holding: None"
-        assert value is not False, "stopped holding: False"
-        await asyncio.sleep(interval)
 
 
 @dataclass

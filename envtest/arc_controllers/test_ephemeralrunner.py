@@ -17,6 +17,7 @@ import pytest
 import conftest
 from conftest import ER, MERGE, POD, SECRET, Harness, consistently, eventually, setup_ephemeral_runner_reconciler
 from reconcilekit.client.patch import raw_patch
+from reconcilekit.errors import NotFoundError
 
 RUNNER_FINALIZER = "ephemeralrunner.actions.github.com/finalizer"
 ACTIONS_FINALIZER = "ephemeralrunner.actions.github.com/runner-registration-finalizer"
@@ -41,7 +42,7 @@ def runner_object(h: Harness, *, name: str = "", containers: list[dict[str, Any]
 async def pod_of(h: Harness, name: str = "") -> dict[str, Any] | None:
     try:
         return await h.get(POD, name or h.namespace)
-    except Exception:
+    except NotFoundError:
         return None
 
 

@@ -70,7 +70,7 @@ async def test_deletion_cleans_up_runners_before_the_set(harness: Harness) -> No
     async def gone() -> bool:
         try:
             await h.get(ERS, "set")
-        except Exception:
+        except NotFoundError:
             return True
         return False
 
@@ -349,7 +349,7 @@ async def test_proxy_secret_lifecycle(harness: Harness) -> None:
     async def secret_gone() -> bool:
         try:
             await h.get(SECRET, ref)
-        except Exception:
+        except NotFoundError:
             return True
         return False
 

@@ -54,6 +54,7 @@ from reconcilekit.config import load_rest_config
 from reconcilekit.envtest import Environment
 from reconcilekit.errors import ConflictError, NotFoundError
 from reconcilekit.reconcile import Request
+from reconcilekit.testing import eventually as _eventually
 
 _T = TypeVar("_T")
 
@@ -314,15 +315,15 @@ async def create_runner(
 
 
 async def eventually(fn: Callable[[], Awaitable[_T]], check: Callable[[_T], bool], seconds: float = 20.0) -> _T:
-    """Call ``fn`` until ``check`` accepts its value; fail after ``seconds``."""
-    deadline = asyncio.get_running_loop().time() + seconds
-    while True:
+    """Call ``fn`` until ``check`` accepts its value; either may raise meanwhile (retried); fail after ``seconds``."""
+
+    async def accepted() -> tuple[_T]:
         value = await fn()
-        if check(value):
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met in {seconds}s; last value: {value!r}")
-        await asyncio.sleep(0.05)
+        assert check(value), f"last value: {value!r}"
+        return (value,)
+
+    (value,) = await _eventually(accepted, timeout=seconds)
+    return value
 
 
 class Running:

@@ -8,6 +8,7 @@ from reconcilekit.cache._internal.shared_informer import strip_managed_fields
 from reconcilekit.cache.informer_cache import (
     CacheNotStartedError,
     InformerCache,
+    InformerStaleError,
     ResourceNotCachedError,
     UnknownNamespaceError,
     new_cache,
@@ -31,6 +32,7 @@ __all__ = [
     "IndexFunc",
     "Informer",
     "InformerCache",
+    "InformerStaleError",
     "Informers",
     "Options",
     "ResourceEventHandler",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,7 @@ from reconcilekit.errors import ReconcileKitError
 __all__ = [
     "CacheNotStartedError",
     "InformerCache",
+    "InformerStaleError",
     "ReflectorStats",
     "ResourceNotCachedError",
     "UnknownNamespaceError",
@@ -67,6 +68,23 @@ class UnknownNamespaceError(ReconcileKitError):
     """A read in a namespace this cache does not watch. Ports: multiNamespaceCache.Get's error"""
 
 
+class InformerStaleError(ReconcileKitError):
+    """Raised by the staleness check: some informers heard nothing from the server for too long.
+
+    Attributes:
+        stale: informer name → seconds since its last list, event or bookmark.
+        threshold: the seconds allowed.
+
+    Python only (issue 16).
+    """
+
+    def __init__(self, stale: Mapping[str, float], threshold: float) -> None:
+        self.stale = dict(stale)
+        self.threshold = threshold
+        ages = ", ".join(f"{name} {age:.0f} s" for name, age in sorted(self.stale.items()))
+        super().__init__(f"informers silent for more than {threshold:.0f} s: {ages}")
+
+
 @dataclass(slots=True)
 class _Entry:
     """One kind's informers (one per namespace) and what they were built from."""
@@ -91,6 +109,8 @@ class ReflectorStats:
     """Watches that ended with 410 Gone/Expired."""
     forbidden: int = 0
     """List-and-watch cycles refused with 401/403 (each logged at error level)."""
+    silent: int = 0
+    """Watches dropped because they received nothing for ``watch_read_idle_timeout`` seconds."""
 
 
 class _KindInformer:
@@ -122,6 +142,10 @@ class _KindInformer:
 
     def is_stopped(self) -> bool:
         return all(i.is_stopped() for i in self._informers)
+
+    def seconds_since_last_event(self) -> float:
+        """The longest time any of its informers went without a list, event or bookmark. Python only"""
+        return max(i.seconds_since_last_event() for i in self._informers)
 
     @property
     def informers(self) -> list[SharedIndexInformer]:
@@ -341,6 +365,7 @@ class InformerCache:
                 fields=fields,
                 page_size=opts.page_size,
                 min_watch_timeout=opts.min_watch_timeout,
+                read_idle_timeout=opts.watch_read_idle_timeout,
                 backoff=opts.backoff,
                 allow_watch_bookmarks=resolved.enable_watch_bookmarks,
             )
@@ -357,12 +382,62 @@ class InformerCache:
             entry.tasks.append(asyncio.create_task(reflector.run(), name=f"{name}-reflector"))
             entry.tasks.append(asyncio.create_task(informer.run_resync(), name=f"{name}-resync"))
 
+    def staleness(self) -> dict[str, float]:
+        """Informer name → monotonic seconds since its last list, watch event or bookmark.
+
+        Only informers that have started are listed. Python only (issue 16).
+        """
+        return {
+            informer.name: informer.seconds_since_last_event()
+            for entry in self._entries.values()
+            for informer in entry.informers.values()
+            if informer.started and not informer.is_stopped()
+        }
+
+    def staleness_checker(self, *, threshold: float | None = None) -> Callable[[], Awaitable[None]]:
+        """A health check (`reconcilekit.healthz.Checker`) that fails while an informer is stale.
+
+        An informer is stale when it heard nothing from the server (no list, event or
+        bookmark) for more than ``threshold`` seconds; by default twice the cache's
+        ``watch_read_idle_timeout`` (240 s): a half-open watch is dropped after one deadline
+        and re-opened, so two in a row without a byte mean the server cannot be reached.
+        Add it to the manager::
+
+            manager.add_healthz_check("informers", manager.get_cache().staleness_checker())
+
+        Servers that send no bookmarks (kube-apiserver with ``--watch-cache=false``) leave
+        an idle informer silent too; give such a cache a larger ``threshold``.
+
+        Raises:
+            ValueError: no ``threshold`` and the cache has no read-idle deadline.
+
+        Python only (issue 16).
+        """
+        if threshold is None:
+            idle = self._options.watch_read_idle_timeout
+            if idle is None:
+                raise ValueError("the cache has no watch_read_idle_timeout: pass a staleness threshold")
+            threshold = 2 * idle
+        if threshold <= 0:
+            raise ValueError("the staleness threshold must be positive seconds")
+        limit = threshold
+
+        async def informers_fresh() -> None:
+            stale = {name: age for name, age in self.staleness().items() if age > limit}
+            if stale:
+                raise InformerStaleError(stale, limit)
+
+        return informers_fresh
+
     def informer_stats(self, gvk: GroupVersionKind) -> dict[str, ReflectorStats]:
         """Per namespace ("" for all): what ``gvk``'s reflectors did. Python only: tests and debugging."""
         entry = self._entries.get(gvk)
         if entry is None:
             return {}
-        return {ns: ReflectorStats(r.lists, r.watches, r.expired, r.forbidden) for ns, r in entry.reflectors.items()}
+        return {
+            ns: ReflectorStats(r.lists, r.watches, r.expired, r.forbidden, r.silent)
+            for ns, r in entry.reflectors.items()
+        }
 
 
 def _fields_text(fields: Mapping[str, str] | str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reconcilekit.cache._internal.backoff import BackoffSettings
+from reconcilekit.cache._internal.reflector import DEFAULT_READ_IDLE_TIMEOUT
 from reconcilekit.cache._internal.shared_informer import Transform, strip_managed_fields
 from reconcilekit.client.interfaces import GroupVersionKind
 
@@ -83,6 +84,12 @@ class Options:
         cluster_scoped: kinds that live outside namespaces (beyond `CLUSTER_SCOPED_KINDS`).
         page_size: LIST page size (500).
         min_watch_timeout: seconds; watches time out server-side after [this, 2 × this).
+        watch_read_idle_timeout: seconds a watch may receive nothing (no event, no bookmark)
+            before it is dropped and re-opened from the last resourceVersion (default 120 s,
+            twice kube-apiserver's ~60 s bookmark interval); ``None`` turns the deadline off.
+            Also sets the default threshold of `InformerCache.staleness_checker` (twice this).
+            Python only (issue 16): a half-open connection otherwise goes unnoticed until
+            the watch's ``timeoutSeconds`` (up to 10 minutes).
         backoff: the reflectors' retry delays (Python only: tests shorten them).
 
     Ports: cache.Options
@@ -100,7 +107,12 @@ class Options:
     cluster_scoped: frozenset[GroupVersionKind] = frozenset()
     page_size: int = 500
     min_watch_timeout: float = 300.0
+    watch_read_idle_timeout: float | None = DEFAULT_READ_IDLE_TIMEOUT
     backoff: BackoffSettings | None = None
+
+    def __post_init__(self) -> None:
+        if self.watch_read_idle_timeout is not None and self.watch_read_idle_timeout <= 0:
+            raise ValueError("watch_read_idle_timeout must be positive seconds or None")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -121,6 +121,7 @@ class RestTransport:
         self._ssl = _ssl_context(config)
         self._host = urlsplit(config.host).netloc
         self._session: aiohttp.ClientSession | None = None
+        self._watch_session: aiohttp.ClientSession | None = None
         self._closed = False
         self._buckets: dict[str, TokenBucket] = {}
         self._warned: set[str] = set()
@@ -135,23 +136,39 @@ class RestTransport:
             bucket = self._buckets[key] = TokenBucket(self.config.qps, self.config.burst)
         await bucket.wait()
 
-    def _get_session(self) -> aiohttp.ClientSession:
+    def _new_session(self, connector: aiohttp.TCPConnector) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=connector,
+            read_bufsize=_READ_BUFSIZE,
+            headers={"User-Agent": self.config.user_agent, "Accept": "application/json"},
+        )
+
+    def _get_session(self, *, watch: bool = False) -> aiohttp.ClientSession:
+        """The pooled session for requests, or the one for watches.
+
+        Watches get their own connections, one each, never pooled: a long-lived watch does
+        not take one of the 100 pooled connections from requests, and a watch re-opened
+        after its connection went silent does not pick up a pooled connection that went
+        silent with it (after a network partition each would cost one more read-idle
+        deadline).
+        """
         if self._closed:
             raise RuntimeError("the client is closed")
+        if watch:
+            if self._watch_session is None:
+                self._watch_session = self._new_session(aiohttp.TCPConnector(ssl=self._ssl, limit=0, force_close=True))
+            return self._watch_session
         if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(ssl=self._ssl, limit=100),
-                read_bufsize=_READ_BUFSIZE,
-                headers={"User-Agent": self.config.user_agent, "Accept": "application/json"},
-            )
+            self._session = self._new_session(aiohttp.TCPConnector(ssl=self._ssl, limit=100))
         return self._session
 
     async def close(self) -> None:
-        """Close the session; later requests raise RuntimeError."""
+        """Close the sessions; later requests raise RuntimeError."""
         self._closed = True
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in (self._session, self._watch_session):
+            if session is not None:
+                await session.close()
+        self._session = self._watch_session = None
 
     def _count(self, method: str, verb: str, resource: str, code: int | str) -> None:
         self.counts.add(verb, resource, code)
@@ -183,6 +200,7 @@ class RestTransport:
         body: bytes | None,
         content_type: str | None,
         limits: aiohttp.ClientTimeout,
+        watch: bool = False,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """Send the request and yield the 2xx answer; other answers raise.
 
@@ -194,7 +212,7 @@ class RestTransport:
         Differs: client-go returns the 401 and uses the refreshed credential from the next
         request on; here the request that met the rotation succeeds too.
         """
-        session = self._get_session()
+        session = self._get_session(watch=watch)
         await self._throttle(resource)
         url = self.config.host + path
         kwargs: dict[str, Any] = {}
@@ -300,6 +318,7 @@ class RestTransport:
         resource: str,
         query: Sequence[tuple[str, str]],
         seconds: float | None,
+        idle: float | None = None,
     ) -> AsyncIterator[bytes]:
         """GET ``path`` and yield the answer line by line (a watch stream), until the server ends it.
 
@@ -307,15 +326,26 @@ class RestTransport:
             seconds: time for the whole stream (the server's ``timeoutSeconds`` plus a margin);
                 ``None`` bounds only connecting, by the client's timeout, and lets the stream
                 wait for events as long as the server keeps it open.
+            idle: seconds without a byte before the stream fails (``sock_read``); also bounds
+                connecting. ``None``: no read deadline.
 
         Raises:
             APIStatusError: the server refused the watch.
             TransportError: the connection failed or broke.
         """
-        limits = aiohttp.ClientTimeout(total=seconds, sock_connect=self.timeout, connect=self.timeout)
+        connect = self.timeout if idle is None else min(self.timeout, idle)
+        limits = aiohttp.ClientTimeout(total=seconds, sock_connect=connect, connect=connect, sock_read=idle)
         try:
             async with self._open(
-                "GET", path, verb=verb, resource=resource, query=query, body=None, content_type=None, limits=limits
+                "GET",
+                path,
+                verb=verb,
+                resource=resource,
+                query=query,
+                body=None,
+                content_type=None,
+                limits=limits,
+                watch=True,
             ) as resp:
                 try:
                     async for line in resp.content:

@@ -319,12 +319,19 @@ class RestClient:
         resource_version: str | None = None,
         timeout_seconds: int | None = None,
         allow_watch_bookmarks: bool = True,
+        read_idle_timeout: float | None = None,
     ) -> AsyncIterator[WatchEvent]:
         """Stream events of ``gvk`` objects from ``resource_version`` on, until the server ends the watch.
 
         The server ends it after ``timeout_seconds``; the client then allows that plus its own
         request timeout. With ``timeout_seconds=None`` only connecting is bounded. Objects get
         ``apiVersion`` and ``kind`` when the server left them out (bookmarks).
+
+        ``read_idle_timeout``: seconds the stream may go without a single byte (no event, no
+        bookmark) before it fails with `TransportError` (aiohttp's ``sock_read``; it also
+        bounds connecting and waiting for the answer's headers). Without it a half-open
+        connection (a peer or NAT entry gone without a FIN) waits out ``timeout_seconds``.
+        With bookmarks on, kube-apiserver sends one about every 60 s, so twice that is safe.
 
         Close the iterator early with ``aclose()`` (or ``contextlib.aclosing``).
 
@@ -349,10 +356,17 @@ class RestClient:
             query.append(("timeoutSeconds", str(timeout_seconds)))
         if allow_watch_bookmarks:
             query.append(("allowWatchBookmarks", "true"))
+        if read_idle_timeout is not None and read_idle_timeout <= 0:
+            raise ValueError("read_idle_timeout must be positive")
         total = timeout_seconds + self.timeout if timeout_seconds is not None else None
         api_version, kind = gvk.api_version, gvk.kind
         async for line in self._transport.stream_lines(
-            self._path(mapping, namespace), verb="watch", resource=mapping.resource.resource, query=query, seconds=total
+            self._path(mapping, namespace),
+            verb="watch",
+            resource=mapping.resource.resource,
+            query=query,
+            seconds=total,
+            idle=read_idle_timeout,
         ):
             try:
                 event = _json.loads(line)

@@ -345,11 +345,14 @@ class WithWatch(Client, Protocol):
         resource_version: str | None = None,
         timeout_seconds: int | None = None,
         allow_watch_bookmarks: bool = True,
+        read_idle_timeout: float | None = None,
     ) -> AsyncIterator[WatchEvent]:
         """Stream events of ``gvk`` objects from ``resource_version`` on.
 
         The iterator ends when the server closes the watch (after ``timeout_seconds``).
         An expired ``resource_version`` arrives as an ``ERROR`` event whose object is a
-        410 ``Status``, or as a raised `GoneError`, and the stream ends.
+        410 ``Status``, or as a raised `GoneError`, and the stream ends. With
+        ``read_idle_timeout`` (seconds) a stream that receives nothing for that long fails
+        (a half-open connection); implementations that cannot go silent may ignore it.
         """
         ...

@@ -133,10 +133,15 @@ class TypedClient:
         namespace: str | None = None,
         resource_version: str | None = None,
         timeout_seconds: int | None = None,
+        read_idle_timeout: float | None = None,
     ) -> AsyncIterator[TypedWatchEvent[_M]]:
         """Watch ``model`` objects; see `RestClient.watch`."""
         async for event in self.client.watch(
-            gvk_for(model), namespace=namespace, resource_version=resource_version, timeout_seconds=timeout_seconds
+            gvk_for(model),
+            namespace=namespace,
+            resource_version=resource_version,
+            timeout_seconds=timeout_seconds,
+            read_idle_timeout=read_idle_timeout,
         ):
             obj: _M | Object = event.object if event.type == "BOOKMARK" else model.model_validate(event.object)
             yield TypedWatchEvent(event.type, obj)

@@ -4,6 +4,8 @@
 * `InterceptorClient`, `ConflictInjector`, `CrashInjector`, `LaggingClient`: wrap any client
   to count requests, inject conflicts, crash a reconcile at an await point, or make a cache lag.
 * `eventually`, `consistently`: polling assertions.
+* `FaultProxy`: a loopback TCP proxy that blackholes, resets, refuses or stalls the
+  connections between a manager and the API server.
 
 See `reconcilekit.testing.faults` for a worked example.
 
@@ -21,6 +23,7 @@ from reconcilekit.testing.faults import (
     LaggingClient,
     SimulatedCrash,
 )
+from reconcilekit.testing.tcp_proxy import FaultProxy
 
 __all__ = [
     "CRASHED",
@@ -29,6 +32,7 @@ __all__ = [
     "ConflictInjector",
     "CrashInjector",
     "FakeClient",
+    "FaultProxy",
     "InterceptorClient",
     "LaggingClient",
     "RecordedRequest",

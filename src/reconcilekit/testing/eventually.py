@@ -30,37 +30,51 @@ async def eventually(
     interval: float = 0.05,
     message: str = "",
 ) -> _T:
-    """Poll ``condition`` until it returns a truthy value without raising ``AssertionError``.
+    """Poll ``condition`` until it returns a truthy value without raising.
+
+    As Gomega's ``Eventually`` retries a function that returns an error, any exception the
+    condition raises counts as "not yet": an ``AssertionError`` from a plain ``assert``, and
+    equally a ``NotFoundError`` from reading an object the cache has not seen yet. Only
+    cancellation (and other non-``Exception`` errors) stops the polling early.
 
     Args:
-        condition: a function or coroutine function; an ``AssertionError`` it raises counts as
-            "not yet" (so plain ``assert`` statements work inside it). Other errors propagate.
-            A lambda must return a truthy value; a named function may also return ``None``
-            (a block of asserts that all passed).
+        condition: a function or coroutine function. A lambda must return a truthy value;
+            a named function may also return ``None`` (a block of asserts that all passed).
         timeout: seconds before giving up.
         interval: seconds between polls.
         message: added to the failure.
 
     Returns:
-        The first truthy value.
+        The first truthy value (``None`` for a named function that passed).
 
     Raises:
-        AssertionError: still false (or failing) after ``timeout``; carries the last failure.
+        AssertionError: still false or failing after ``timeout``; its text names the last
+            exception (type and message) and that exception is chained as ``__cause__``.
     """
     deadline = time.monotonic() + timeout
-    last: BaseException | None = None
+    none_ok = _returns_none(condition)
+    last: Exception | None = None
     while True:
         try:
             value = await _check(condition)
-            if value or (value is None and last is None and _returns_none(condition)):
+        except Exception as err:  # retried, as Gomega retries an error; reported at the end
+            last = err
+        else:
+            if value or (value is None and none_ok):
                 return value
             last = None
-        except AssertionError as err:
-            last = err
         if time.monotonic() >= deadline:
-            detail = f": {last}" if last else ""
-            raise AssertionError(f"condition not met within {timeout} s{detail} {message}".rstrip()) from last
+            raise AssertionError(f"condition not met within {timeout} s{_describe(last)} {message}".rstrip()) from last
         await asyncio.sleep(interval)
+
+
+def _describe(err: Exception | None) -> str:
+    """``": <the last failure>"``: an assertion by its text, anything else by its type and text too."""
+    if err is None:
+        return ""
+    if isinstance(err, AssertionError):
+        return f": {err}" if str(err) else ": AssertionError"
+    return f": last error {type(err).__name__}: {err}"
 
 
 def _returns_none(condition: Callable[..., object]) -> bool:

@@ -391,10 +391,12 @@ class FakeClient:
         resource_version: str | None = None,
         timeout_seconds: int | None = None,
         allow_watch_bookmarks: bool = True,
+        read_idle_timeout: float | None = None,
     ) -> AsyncIterator[WatchEvent]:
         """Replay history after ``resource_version``, then stream live events.
 
         A ``resource_version`` older than the last `compact` yields one ``ERROR`` 410 event.
+        ``read_idle_timeout`` is accepted and ignored: an in-memory server never goes half-open.
         """
         self._record("watch", gvk.kind, namespace or "", "")
         selector = parse_label_selector(labels)

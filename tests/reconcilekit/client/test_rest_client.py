@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any, ClassVar
 
+import aiohttp
 import pytest
 from aiohttp import web
 from prometheus_client import CollectorRegistry
@@ -66,6 +68,9 @@ class _Server:
         self.replies: dict[tuple[str, str], tuple[int, Any, dict[str, str]]] = {}
         self.discovery = dict(_DISCOVERY)
         self.watch_lines: list[bytes] = []
+        self.watch_silence = 0.0
+        """Seconds a watch stays open and silent after its lines (or until ``end_silence``)."""
+        self.end_silence = asyncio.Event()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
@@ -88,6 +93,10 @@ class _Server:
             await resp.prepare(request)
             for line in self.watch_lines:
                 await resp.write(line)
+            if self.watch_silence:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.watch_silence):
+                        await self.end_silence.wait()
             return resp
         code, payload, headers = self.replies.get((request.method, request.path), (404, _status(404, "NotFound"), {}))
         return web.json_response(payload, status=code, headers=headers)
@@ -104,6 +113,7 @@ async def server() -> AsyncIterator[tuple[_Server, str]]:
     await site.start()
     port = runner.addresses[0][1]
     yield srv, f"http://127.0.0.1:{port}"
+    srv.end_silence.set()
     await runner.cleanup()
 
 
@@ -327,6 +337,29 @@ async def test_watch_yields_events_and_raises_gone_on_410(server: tuple[_Server,
         ("timeoutSeconds", "30"),
         ("allowWatchBookmarks", "true"),
     ]
+
+
+async def test_a_watch_silent_past_its_read_idle_timeout_fails_issue_16(
+    server: tuple[_Server, str], client: RestClient
+) -> None:
+    """An open watch that receives no byte for read_idle_timeout seconds is a TransportError (sock_read)."""
+    srv, _ = server
+    srv.watch_lines = [b'{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"}}}\n']
+    srv.watch_silence = 10.0
+    events = []
+
+    async def consume() -> None:
+        async with aclosing(client.watch(CM, timeout_seconds=60, read_idle_timeout=0.3)) as stream:
+            async for event in stream:
+                events.append(event)
+
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(TransportError) as failure:
+        await consume()
+    waited = asyncio.get_running_loop().time() - started
+    assert [e.type for e in events] == ["ADDED"]
+    assert isinstance(failure.value.__cause__, aiohttp.SocketTimeoutError)
+    assert 0.3 <= waited < 5.0
 
 
 async def test_closed_client_refuses_requests(server: tuple[_Server, str]) -> None:

@@ -4,18 +4,28 @@
   bookmarks and a server-side timeout drawn from [300, 600) s.
 * A watch the server closes (timeout, EOF, a dropped connection) is re-opened at once from
   the last resourceVersion seen (bookmarks included): no relist.
-* A watch that fails with 410 Gone/Expired ends the cycle: after a backoff delay the
-  reflector relists at the last resourceVersion; objects missing from the new list reach
-  handlers as tombstones (see `SharedIndexInformer.replace`). Only a *failing list* with
-  410 or "too large resource version" falls back to a quorum list (RV "").
-* Connection refused or 429 when opening a watch: wait one backoff delay, re-watch at the
-  same resourceVersion. Any other error: backoff, then relist.
+* A watch that goes silent for ``read_idle_timeout`` seconds (no byte at all: with
+  bookmarks about every 60 s a healthy watch is never that quiet) is a half-open
+  connection: it is dropped and re-opened the same way (issue 16).
+* A watch that fails with 410 Gone/Expired ends the cycle and the reflector relists at the
+  last resourceVersion at once (only a second 410 in a row waits a backoff delay first);
+  objects missing from the new list reach handlers as tombstones (see
+  `SharedIndexInformer.replace`). Only a *failing list* with 410 or "too large resource
+  version" falls back to a quorum list (RV "").
+* Connection refused or 429 when opening a watch: wait one backoff delay (a 429's
+  ``Retry-After`` when it gives one), re-watch at the same resourceVersion. Any other error:
+  backoff, then relist.
 * A watch closed within 1 s with no event counts as an error (backoff, relist).
+* Delays never exceed the backoff cap, jitter included; after a connection-level failure
+  (nobody answered) they stay under the lower ``unreachable_cap``. The first event of a
+  watch resets the backoff: a list and a watch worked.
 
 resourceVersions are opaque strings: never compared, never computed.
 
 Ports: k8s.io/client-go/tools/cache/reflector.go (Reflector.ListAndWatch, list, watch,
-handleWatch) and tools/pager/pager.go
+handleWatch) and tools/pager/pager.go; the read-idle deadline, the immediate relist after a
+410, the reset on success and the capped jitter are ours (issue 16: a half-open watch left
+the cache stale for 584 s; a restarted API server was seen 47.8 s after it was ready).
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from reconcilekit.cache._internal.shared_informer import SharedIndexInformer
 from reconcilekit.client.interfaces import GroupVersionKind, Object, WithWatch
 from reconcilekit.errors import (
     APIStatusError,
+    TooManyRequestsError,
     from_status,
     is_forbidden,
     is_gone,
@@ -43,7 +54,13 @@ from reconcilekit.errors import (
     is_unauthorized,
 )
 
-__all__ = ["DEFAULT_PAGE_SIZE", "MIN_WATCH_TIMEOUT", "Reflector", "WatchStalledError"]
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "DEFAULT_READ_IDLE_TIMEOUT",
+    "MIN_WATCH_TIMEOUT",
+    "Reflector",
+    "WatchStalledError",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -52,6 +69,9 @@ DEFAULT_PAGE_SIZE = 500
 
 MIN_WATCH_TIMEOUT = 300.0
 """Seconds: watches ask the server to close after a time in [this, 2 × this). Ports: minWatchTimeout"""
+
+DEFAULT_READ_IDLE_TIMEOUT = 120.0
+"""Seconds a watch may stay silent before it is dropped: twice kube-apiserver's ~60 s bookmark interval."""
 
 _SHORT_WATCH = 1.0
 """Seconds: a watch closed this fast with no event is treated as an error."""
@@ -86,6 +106,18 @@ def _causes(err: BaseException) -> list[BaseException]:
 def _connection_refused(err: BaseException) -> bool:
     """Nobody listens (the API server is down or restarting). Ports: utilnet.IsConnectionRefused"""
     return any(isinstance(e, ConnectionRefusedError | aiohttp.ClientConnectorError) for e in _causes(err))
+
+
+def _unreachable(err: BaseException) -> bool:
+    """No answer at all: refused, reset, or timed out before a response (the server is not there)."""
+    if isinstance(err, APIStatusError):
+        return False
+    return _connection_refused(err) or _stream_broken(err)
+
+
+def _went_silent(err: BaseException) -> bool:
+    """The read-idle deadline passed: no byte arrived for that long (aiohttp's ``sock_read``)."""
+    return any(isinstance(e, aiohttp.SocketTimeoutError) for e in _causes(err))
 
 
 def _stream_broken(err: BaseException) -> bool:
@@ -127,6 +159,10 @@ class Reflector:
         min_watch_timeout: seconds, see `MIN_WATCH_TIMEOUT`.
         backoff: delays between cycles and watch retries.
         allow_watch_bookmarks: ask for BOOKMARK events (default true).
+        read_idle_timeout: seconds a watch may go without receiving a byte before it is
+            dropped and re-opened (default `DEFAULT_READ_IDLE_TIMEOUT`, 120 s); ``None`` waits
+            as long as the server's ``timeoutSeconds`` allows. Passed to the client's
+            ``watch`` when it takes a ``read_idle_timeout`` argument.
         initial_list_from_watch_cache: make the first LIST at resourceVersion "0" (client-go's
             choice: any freshness, from the API server's watch cache, which ignores ``limit``
             and answers in one piece). Off by default: the first LIST is a paginated quorum
@@ -149,8 +185,11 @@ class Reflector:
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
         backoff: BackoffSettings | None = None,
         allow_watch_bookmarks: bool = True,
+        read_idle_timeout: float | None = DEFAULT_READ_IDLE_TIMEOUT,
         initial_list_from_watch_cache: bool = False,
     ) -> None:
+        if read_idle_timeout is not None and read_idle_timeout <= 0:
+            raise ValueError("read_idle_timeout must be positive seconds or None")
         self._client = client
         self._first_list_rv = "0" if initial_list_from_watch_cache else ""
         self._gvk = gvk
@@ -162,6 +201,9 @@ class Reflector:
         self._min_watch_timeout = max(min_watch_timeout, 0.0)
         self._backoff = BackoffManager(backoff or BackoffSettings())
         self._bookmarks = allow_watch_bookmarks
+        self._read_idle_timeout = read_idle_timeout
+        self._watch_takes_idle = _accepts(client.watch, "read_idle_timeout")
+        self._expired_in_a_row = 0
         self._last_sync_rv = ""
         self._rv_unavailable = False
         self._paginated_result = False
@@ -175,11 +217,18 @@ class Reflector:
         """How many watches ended with 410 Gone/Expired."""
         self.forbidden = 0
         """How many list-and-watch cycles ended with 401/403 (each one logged at error level)."""
+        self.silent = 0
+        """How many watches were dropped because they went silent past ``read_idle_timeout``."""
 
     @property
     def last_sync_resource_version(self) -> str:
         """The resourceVersion a re-watch would start from. Ports: LastSyncResourceVersion"""
         return self._last_sync_rv
+
+    @property
+    def read_idle_timeout(self) -> float | None:
+        """Seconds a watch may stay silent before it is dropped (``None``: no deadline)."""
+        return self._read_idle_timeout
 
     async def run(self) -> None:
         """List and watch until cancelled, with backoff between cycles. Ports: Reflector.Run"""
@@ -188,20 +237,38 @@ class Reflector:
             try:
                 await self._list_and_watch()
             except Exception as err:  # every failure is retried: that is the reflector's job
-                if is_gone(err) or is_resource_expired(err):
-                    self._log.debug("watch expired, relisting", error=str(err))
-                elif is_forbidden(err) or is_unauthorized(err):
-                    # client-go's DefaultWatchErrorHandler reports these through HandleError (error level):
-                    # the identity lacks list/watch here, and the informer never syncs until RBAC changes.
-                    self.forbidden += 1
-                    self._log.error(
-                        "list and watch forbidden: the informer cannot sync until RBAC grants list and watch",
-                        error=str(err),
-                        attempts=self.forbidden,
-                    )
-                else:
-                    self._log.warning("list and watch failed", error=repr(err))
-            await asyncio.sleep(self._backoff.delay())
+                self._log_failure(err)
+                wait = self._backoff.delay(unreachable=_unreachable(err))
+            else:
+                wait = self._delay_after_expiry()
+            if wait > 0:
+                await asyncio.sleep(wait)
+
+    def _delay_after_expiry(self) -> float:
+        """The watch got 410: relist at once, unless the previous watch ended that way too.
+
+        After an API server restart the first re-watch gets 410 (its new watch cache starts
+        at etcd's current revision); waiting out the delay built up while it was down only
+        keeps the cache stale. A second 410 in a row, with no event between, backs off.
+        """
+        if self._expired_in_a_row <= 1:
+            return 0.0
+        return self._backoff.delay()
+
+    def _log_failure(self, err: Exception) -> None:
+        if is_gone(err) or is_resource_expired(err):
+            self._log.debug("watch expired, relisting", error=str(err))
+        elif is_forbidden(err) or is_unauthorized(err):
+            # client-go's DefaultWatchErrorHandler reports these through HandleError (error level):
+            # the identity lacks list/watch here, and the informer never syncs until RBAC changes.
+            self.forbidden += 1
+            self._log.error(
+                "list and watch forbidden: the informer cannot sync until RBAC grants list and watch",
+                error=str(err),
+                attempts=self.forbidden,
+            )
+        else:
+            self._log.warning("list and watch failed", error=repr(err))
 
     async def _list_and_watch(self) -> None:
         """Ports: Reflector.ListAndWatch"""
@@ -285,6 +352,9 @@ class Reflector:
             started = time.monotonic()
             events = 0
             self.watches += 1
+            kwargs: dict[str, Any] = {}
+            if self._watch_takes_idle:
+                kwargs["read_idle_timeout"] = self._read_idle_timeout
             try:
                 stream = self._client.watch(
                     self._gvk,
@@ -294,24 +364,47 @@ class Reflector:
                     resource_version=self._last_sync_rv,
                     timeout_seconds=max(timeout, 1),
                     allow_watch_bookmarks=self._bookmarks,
+                    **kwargs,
                 )
                 async for event in stream:
                     events += 1
                     self._handle(event.type, event.object)
+                    if events == 1:
+                        # A list and a watch worked: the next failure starts from the first delay.
+                        self._backoff.reset()
+                        self._expired_in_a_row = 0
             except Exception as err:
                 if is_gone(err) or is_resource_expired(err):
                     self.expired += 1
+                    self._expired_in_a_row += 1
                     self._log.debug("watch expired", error=str(err))
-                    return  # backoff, then relist at the last RV
+                    return  # relist at the last RV (see run)
                 if events == 0 and (_connection_refused(err) or is_too_many_requests(err)):
                     self._log.debug("watch could not start, retrying", error=repr(err))
-                    await asyncio.sleep(self._backoff.delay())
+                    await asyncio.sleep(self._watch_retry_delay(err))
                     continue
                 if not _stream_broken(err):
                     raise
-                self._log.debug("watch stream broke", error=repr(err), events=events)
+                if _went_silent(err):
+                    self.silent += 1
+                    self._log.warning(
+                        "watch went silent, re-watching",
+                        read_idle_timeout=self._read_idle_timeout,
+                        resource_version=self._last_sync_rv,
+                        events=events,
+                    )
+                else:
+                    self._log.debug("watch stream broke", error=repr(err), events=events)
             if events == 0 and time.monotonic() - started < _SHORT_WATCH:
                 raise WatchStalledError("very short watch: closed in under a second with no events")
+
+    def _watch_retry_delay(self, err: BaseException) -> float:
+        """Seconds before re-opening a watch that could not start (refused, or 429)."""
+        if isinstance(err, TooManyRequestsError) and err.retry_after is not None:
+            # The server said when (a 429 while its watch cache initializes says 1 s): believe it,
+            # within the cap.
+            return min(max(err.retry_after, 0.0), self._backoff.cap)
+        return self._backoff.delay(unreachable=not isinstance(err, APIStatusError))
 
     def _handle(self, event_type: str, obj: Object) -> None:
         """Apply one watch event. Ports: reflector.go handleAnyWatch"""

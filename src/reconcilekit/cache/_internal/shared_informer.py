@@ -97,6 +97,7 @@ class SharedIndexInformer:
         self._started = False
         self._stopped = False
         self._last_rv = ""
+        self._last_event_at = time.monotonic()
         self._resync_wakeup = asyncio.Event()
         self.synced_event = asyncio.Event()
         """Set once the first list has been applied and delivered (Python only: saves polling)."""
@@ -148,6 +149,15 @@ class SharedIndexInformer:
         """The resourceVersion of the last list, event or bookmark applied. Ports: LastSyncResourceVersion"""
         return self._last_rv
 
+    def seconds_since_last_event(self) -> float:
+        """Monotonic seconds since the last list, watch event or bookmark (or the start, before any).
+
+        A healthy watch with bookmarks hears from the server about every 60 s even when
+        nothing changes; much longer means the informer is stuck (a half-open connection, an
+        API server it cannot reach). Python only (issue 16).
+        """
+        return time.monotonic() - self._last_event_at
+
     # -- the store the reflector writes to ----------------------------------------------
 
     def replace(self, items: Sequence[Object], resource_version: str) -> None:
@@ -163,6 +173,7 @@ class SharedIndexInformer:
             new_items[object_key(obj)] = obj
         self.indexer.replace(new_items)
         self._last_rv = resource_version
+        self._last_event_at = time.monotonic()
         initial = not self._synced
         for key, gone in old_items.items():
             if key not in new_items:
@@ -188,6 +199,7 @@ class SharedIndexInformer:
         key = object_key(obj)
         old = self.indexer.put(key, obj)
         self._last_rv = _rv(obj) or self._last_rv
+        self._last_event_at = time.monotonic()
         self._mark_synced()
         if old is None:
             self._distribute("on_add", obj, False)
@@ -199,12 +211,14 @@ class SharedIndexInformer:
         key = object_key(obj)
         self.indexer.delete(key)
         self._last_rv = _rv(obj) or self._last_rv
+        self._last_event_at = time.monotonic()
         self._mark_synced()
         self._distribute("on_delete", obj)
 
     def bookmark(self, resource_version: str) -> None:
         """A watch BOOKMARK: only the resourceVersion moves. Ports: RealFIFO.Bookmark"""
         self._last_rv = resource_version
+        self._last_event_at = time.monotonic()
 
     def resync(self) -> None:
         """Replay every cached object as ``on_update(obj, obj)`` to the handlers due for resync.
@@ -238,6 +252,12 @@ class SharedIndexInformer:
     def mark_started(self) -> None:
         """Called when the reflector starts: later handlers get the cached objects replayed."""
         self._started = True
+        self._last_event_at = time.monotonic()
+
+    @property
+    def started(self) -> bool:
+        """True once its reflector started."""
+        return self._started
 
     def mark_stopped(self) -> None:
         """Called when the informer's task ends."""
