@@ -10,13 +10,11 @@ methods, as main.go calls them in scale-set mode
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import (
-    API_VERSION,
+from arc_controllers.api.v1alpha1 import (
     AUTOSCALING_LISTENER,
     AUTOSCALING_RUNNER_SET,
     EPHEMERAL_RUNNER_SET,
@@ -24,6 +22,7 @@ from arc_controllers._runner_constants import (
     ROLE,
     ROLE_BINDING,
     SERVICE_ACCOUNT,
+    Kind,
 )
 from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
 from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
@@ -32,16 +31,13 @@ from arc_controllers.controllers.autoscalingrunnerset import (
     AutoscalingRunnerSetReconciler,
     autoscaling_runner_set_owner_index_value,
 )
-from arc_controllers.controllers.ephemeralrunnerset import RESOURCE_OWNER_KEY
+from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
+from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
+from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY, controller_owner_index, setup_runner_indexers
 from arc_controllers.controllers.predicates import (
     autoscaling_runner_set_runner_set_predicate,
     listener_pod_predicate,
     listener_service_account_predicate,
-)
-from arc_controllers.controllers.runner_setup import (
-    setup_ephemeral_runner_reconciler,
-    setup_ephemeral_runner_set_reconciler,
-    setup_runner_indexers,
 )
 from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
@@ -111,8 +107,8 @@ class Controllers:
 
     autoscaling_runner_set: AutoscalingRunnerSetReconciler
     autoscaling_listener: AutoscalingListenerReconciler
-    runner_set: Any
-    runner: Any
+    runner_set: EphemeralRunnerSetReconciler | None
+    runner: EphemeralRunnerReconciler | None
     actions: SecretActionsClientFactory
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -122,22 +118,6 @@ class Controllers:
         Python only: close the Actions clients.
         """
         await self.actions.aclose()
-
-
-def _owner_index(allowed: Iterable[str]) -> Any:
-    """Python only: an index function naming the controller owner when it is one of ``allowed``."""
-    kinds = tuple(allowed)
-
-    def extract(obj: Object) -> list[str]:
-        """Python only: the owner name, or nothing."""
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("controller"):
-                if ref.get("apiVersion") == API_VERSION and ref.get("kind") in kinds:
-                    return [str(ref.get("name"))]
-                return []
-        return []
-
-    return extract
 
 
 def _listener_scale_set_index(obj: Object) -> list[str]:
@@ -156,8 +136,10 @@ async def setup_indexers(mgr: Manager) -> None:
     """
     await setup_runner_indexers(mgr)
     cache = mgr.get_cache()
-    await cache.index_field(SERVICE_ACCOUNT, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingListener"]))
-    await cache.index_field(EPHEMERAL_RUNNER_SET, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingRunnerSet"]))
+    await cache.index_field(SERVICE_ACCOUNT, RESOURCE_OWNER_KEY, controller_owner_index([Kind.AUTOSCALING_LISTENER]))
+    await cache.index_field(
+        EPHEMERAL_RUNNER_SET, RESOURCE_OWNER_KEY, controller_owner_index([Kind.AUTOSCALING_RUNNER_SET])
+    )
     await cache.index_field(AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET_OWNER_KEY, _listener_scale_set_index)
 
 
@@ -249,23 +231,22 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
 
     runner_set = None
     if "ephemeralrunnerset" in options.enabled:
-        runner_set = setup_ephemeral_runner_set_reconciler(
-            mgr,
-            actions=actions,
-            build_options=build_options,
-            max_concurrent_reconciles=options.ephemeral_runner_set_concurrency,
-            skip_name_validation=options.skip_name_validation,
+        runner_set = EphemeralRunnerSetReconciler(
+            client=mgr.get_client(), api_reader=mgr.get_api_reader(), actions=actions, build_options=build_options
+        )
+        runner_set.setup_with_manager(
+            mgr, options=_controller_options(options.ephemeral_runner_set_concurrency, options)
         )
     runner = None
     if "ephemeralrunner" in options.enabled:
-        runner = setup_ephemeral_runner_reconciler(
-            mgr,
+        runner = EphemeralRunnerReconciler(
+            client=mgr.get_client(),
             actions=actions,
+            unregistration_queue=None,
             build_options=build_options,
-            max_concurrent_reconciles=options.ephemeral_runner_concurrency,
-            skip_name_validation=options.skip_name_validation,
             publish_metrics=options.publish_metrics,
         )
+        runner.setup_with_manager(mgr, options=_controller_options(options.ephemeral_runner_concurrency, options))
     return Controllers(
         autoscaling_runner_set=ars,
         autoscaling_listener=listener,
