@@ -165,6 +165,30 @@ def _controller_options(concurrency: int, options: ControllersOptions) -> Contro
     )
 
 
+def _setup_runner_reconcilers(
+    mgr: Manager, options: ControllersOptions, actions: SecretActionsClientFactory, build_options: RunnerBuildOptions
+) -> tuple[EphemeralRunnerSetReconciler | None, EphemeralRunnerReconciler | None]:
+    """Python only: construct the enabled runner reconcilers and call their ``setup_with_manager``."""
+    runner_set = runner = None
+    if "ephemeralrunnerset" in options.enabled:
+        runner_set = EphemeralRunnerSetReconciler(
+            client=mgr.get_client(), api_reader=mgr.get_api_reader(), actions=actions, build_options=build_options
+        )
+        runner_set.setup_with_manager(
+            mgr, options=_controller_options(options.ephemeral_runner_set_concurrency, options)
+        )
+    if "ephemeralrunner" in options.enabled:
+        runner = EphemeralRunnerReconciler(
+            client=mgr.get_client(),
+            actions=actions,
+            unregistration_queue=None,
+            build_options=build_options,
+            publish_metrics=options.publish_metrics,
+        )
+        runner.setup_with_manager(mgr, options=_controller_options(options.ephemeral_runner_concurrency, options))
+    return runner_set, runner
+
+
 async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Controllers:
     """Install the indexers and register the four controllers on ``mgr``.
 
@@ -229,24 +253,7 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
             .complete(listener)
         )
 
-    runner_set = None
-    if "ephemeralrunnerset" in options.enabled:
-        runner_set = EphemeralRunnerSetReconciler(
-            client=mgr.get_client(), api_reader=mgr.get_api_reader(), actions=actions, build_options=build_options
-        )
-        runner_set.setup_with_manager(
-            mgr, options=_controller_options(options.ephemeral_runner_set_concurrency, options)
-        )
-    runner = None
-    if "ephemeralrunner" in options.enabled:
-        runner = EphemeralRunnerReconciler(
-            client=mgr.get_client(),
-            actions=actions,
-            unregistration_queue=None,
-            build_options=build_options,
-            publish_metrics=options.publish_metrics,
-        )
-        runner.setup_with_manager(mgr, options=_controller_options(options.ephemeral_runner_concurrency, options))
+    runner_set, runner = _setup_runner_reconcilers(mgr, options, actions, build_options)
     return Controllers(
         autoscaling_runner_set=ars,
         autoscaling_listener=listener,

@@ -1,4 +1,4 @@
-"""The controller-side ``gha_controller_*`` metrics (spec §3.8).
+"""The controller-side ``gha_controller_*`` metrics.
 
 ``running_listeners`` belongs to the listener reconciler; the five
 ``*_ephemeral_runners`` phase gauges to the EphemeralRunner reconciler, which counts

@@ -7,18 +7,11 @@ runner's own writes, its pod and JIT secret, its registration ID) and `registrat
 Ports: controllers/actions.github.com/ephemeralrunner_controller.go
 """
 
-from arc_controllers.controllers.ephemeralrunner.reconciler import (
-    DEFAULT_CONCURRENCY,
-    FAILURE_BACKOFF,
-    MAX_FAILURES,
-    EphemeralRunnerReconciler,
-)
+from arc_controllers.controllers.ephemeralrunner.reconciler import DEFAULT_CONCURRENCY, EphemeralRunnerReconciler
 from arc_controllers.controllers.ephemeralrunner.resources import pod_terminated, secret_value
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
-    "FAILURE_BACKOFF",
-    "MAX_FAILURES",
     "EphemeralRunnerReconciler",
     "pod_terminated",
     "secret_value",

@@ -59,24 +59,16 @@ from reconcilekit.manager import Manager
 from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request, Result
 
-__all__ = ["DEFAULT_CONCURRENCY", "FAILURE_BACKOFF", "MAX_FAILURES", "EphemeralRunnerReconciler"]
+__all__ = ["DEFAULT_CONCURRENCY", "EphemeralRunnerReconciler"]
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER
 """Workers when `EphemeralRunnerReconciler.setup_with_manager` is given no options."""
 
-MAX_FAILURES = 5
-"""A runner whose pod failed more often than this is deleted (the set builds a new one). Ports: maxFailures"""
-
-FAILURE_BACKOFF = (0.0, 5.0, 10.0, 20.0, 40.0, 80.0)
-"""Seconds to wait before a new pod, indexed by the number of failures so far. Ports: failedRunnerBackoff"""
-
-REASON_INVALID_POD = "InvalidPod"
-RETRYABLE_REQUEUE = 0.5
-POD_EXISTS_REQUEUE = 5.0
-QUOTA_REQUEUE = 30.0
-QUOTA_RECREATE_AGE = timedelta(minutes=10)
+_MAX_FAILURES = constants.EPHEMERAL_RUNNER_MAX_FAILURES
+_FAILURE_BACKOFF = constants.EPHEMERAL_RUNNER_FAILURE_BACKOFF
+_QUOTA_RECREATE_AGE = timedelta(seconds=constants.EPHEMERAL_RUNNER_RESOURCE_QUOTA_RECREATE_AGE)
 
 _FINALIZER = constants.EPHEMERAL_RUNNER_FINALIZER_NAME
 _ACTIONS_FINALIZER = constants.EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME
@@ -192,9 +184,9 @@ class EphemeralRunnerReconciler:
         if runner_id(runner) == 0 and secret is not None:
             parsed = await self.registration.runner_identity(secret)
             if parsed is None:
-                return Result(requeue_after=RETRYABLE_REQUEUE)
+                return Result(requeue_after=constants.EPHEMERAL_RUNNER_CORRUPTED_JIT_SECRET_REQUEUE)
             identity = parsed
-        if len(_status(runner).get("failures") or {}) > MAX_FAILURES:
+        if len(_status(runner).get("failures") or {}) > _MAX_FAILURES:
             return await self._delete_after_too_many_failures(runner)
         if (wait := self._failure_backoff_remaining(runner)) > 0:
             return Result(requeue_after=wait)
@@ -311,7 +303,7 @@ class EphemeralRunnerReconciler:
         try:
             jit = await self.registration.create_runner_jit_config(runner)
         except RetryableError:
-            return Result(requeue_after=RETRYABLE_REQUEUE)
+            return Result(requeue_after=constants.EPHEMERAL_RUNNER_RETRYABLE_JIT_ERROR_REQUEUE)
         except FatalError as err:
             log.warning("runner cannot register, deleting it", runner=objects.name(runner), reason=str(err))
             with contextlib.suppress(NotFoundError):
@@ -338,7 +330,7 @@ class EphemeralRunnerReconciler:
         if last is None:
             return 0.0
         failures = len(_status(runner).get("failures") or {})
-        until = last + timedelta(seconds=FAILURE_BACKOFF[min(failures, MAX_FAILURES)])
+        until = last + timedelta(seconds=_FAILURE_BACKOFF[min(failures, _MAX_FAILURES)])
         now = self.clock()
         if now >= until:
             return 0.0
@@ -356,20 +348,22 @@ class EphemeralRunnerReconciler:
         try:
             await self.client.create(pod)
         except AlreadyExistsError:
-            return Result(requeue_after=POD_EXISTS_REQUEUE)
+            return Result(requeue_after=constants.EPHEMERAL_RUNNER_POD_ALREADY_EXISTS_REQUEUE)
         except InvalidError as err:
-            await self._mark_as_failed(runner, f"Failed to create the pod: {err}", REASON_INVALID_POD)
+            await self._mark_as_failed(runner, f"Failed to create the pod: {err}", constants.REASON_INVALID_POD_FAILURE)
             return Result()
         except ForbiddenError as err:
             if "exceeded quota:" not in str(err):
-                await self._mark_as_failed(runner, f"Failed to create the pod: {err}", REASON_INVALID_POD)
+                await self._mark_as_failed(
+                    runner, f"Failed to create the pod: {err}", constants.REASON_INVALID_POD_FAILURE
+                )
                 return Result()
             created = parse_time(objects.meta(runner).get("creationTimestamp"))
-            if created is not None and self.clock() - created > QUOTA_RECREATE_AGE:
+            if created is not None and self.clock() - created > _QUOTA_RECREATE_AGE:
                 with contextlib.suppress(NotFoundError):
                     await self.writes.delete_runner(runner)
                 return Result()
-            return Result(requeue_after=QUOTA_REQUEUE)
+            return Result(requeue_after=constants.EPHEMERAL_RUNNER_RESOURCE_QUOTA_REQUEUE)
         log.info("created runner pod", runner=name)
         if identity is not None:
             await self._record_runner_identity(runner, identity, created_pod=pod)
@@ -387,15 +381,8 @@ class EphemeralRunnerReconciler:
         phase does (#4646: never over a phase the listener wrote since our read). A 409 is
         the reconcile error; the retry finds the pod and records the identity alone.
 
-        Differs: upstream (§8.2 steps 11 and 12) makes two writes, the runner ID right
-        after the pod is created and Pending once the ``runner`` container reports; they
-        are merged here (performance-facts §1.2 rows R2/R3, §1.5 "runnerId and Pending
-        merged"), one status write and one runner watch event fewer per runner.
-        Observable difference: the phase reads Pending from pod creation on instead of
-        empty until the ``runner`` container reports. The set classifies both as pending,
-        and a pod without container state still never moves the phase.
-
         Ports: EphemeralRunnerReconciler.Reconcile, the runner ID status patch
+        Differs: the runner ID and Pending go in one write, not two (docs/porting-notes.md).
         """
         lazy = LazyCopy(runner)
         status = mutable_status(lazy.mutate())

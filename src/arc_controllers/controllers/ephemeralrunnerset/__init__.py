@@ -8,13 +8,12 @@ Ports: controllers/actions.github.com/ephemeralrunnerset_controller.go
 """
 
 from arc_controllers.controllers.ephemeralrunnerset.reconciler import DEFAULT_CONCURRENCY, EphemeralRunnerSetReconciler
-from arc_controllers.controllers.ephemeralrunnerset.runners import CREATION_EXPECTATION_TTL, RUNNER_BATCH_CONCURRENCY
+from arc_controllers.controllers.ephemeralrunnerset.runners import CREATION_EXPECTATION_TTL
 from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY
 
 __all__ = [
     "CREATION_EXPECTATION_TTL",
     "DEFAULT_CONCURRENCY",
     "RESOURCE_OWNER_KEY",
-    "RUNNER_BATCH_CONCURRENCY",
     "EphemeralRunnerSetReconciler",
 ]

@@ -25,7 +25,6 @@ from arc_controllers.controllers.actions_seam import ActionsClientFactory
 from arc_controllers.controllers.ephemeralrunnerset.proxysecret import ProxySecrets
 from arc_controllers.controllers.ephemeralrunnerset.runners import (
     CREATION_EXPECTATION_TTL,
-    RUNNER_BATCH_CONCURRENCY,
     RunnerSetRunners,
 )
 from arc_controllers.controllers.ephemeralrunnerset.status import RunnerSetStatus
@@ -74,7 +73,7 @@ class EphemeralRunnerSetReconciler:
 
     build_options: RunnerBuildOptions = field(default_factory=RunnerBuildOptions)
 
-    batch_concurrency: int = RUNNER_BATCH_CONCURRENCY
+    batch_concurrency: int = constants.RUNNER_BATCH_CONCURRENCY
 
     creation_expectation_ttl: float = CREATION_EXPECTATION_TTL
     """Seconds a created runner the cache has not shown yet still counts as pending."""
@@ -156,7 +155,7 @@ class EphemeralRunnerSetReconciler:
             log.info("waiting for runners to be deleted")
             return Result(requeue_after=wait)
         if not await self.proxy.clean_up_ephemeral_runner_set_proxy_secret(runner_set):
-            return Result(requeue_after=1.0)
+            return Result(requeue_after=constants.EPHEMERAL_RUNNER_SET_PROXY_SECRET_DELETION_REQUEUE)
         if remove_finalizer(lazy.mutate(), _FINALIZER):
             await self.client.patch(runner_set, lazy.merge_from())
         log.info("removed finalizer after cleanup")
@@ -176,11 +175,8 @@ class EphemeralRunnerSetReconciler:
         error) in the middle leaves it behind the spec, so the next reconcile redoes the
         cleanup instead of stranding runners on a spec nobody revisits.
 
-        Differs: no [UNCONFIRMED] step 4.3 (requeue without marking the revision applied
-        while ID-0 runners wait out their grace period): this port has no grace period,
-        so the cleanup never reports a wait (see `RunnerSetRunners.clean_up_ephemeral_runners`).
-
         Ports: EphemeralRunnerSetReconciler.Reconcile, the actionable-revision branch
+        Differs: no requeue while ID-0 runners wait out a grace period (docs/porting-notes.md).
         """
         target = int(_spec(runner_set).get("actionableRevision") or 0)
         log.info("runner spec revision changed, deleting idle and pending runners", target=target)

@@ -37,20 +37,12 @@ from reconcilekit.client.interfaces import Client, Object, ObjectKey, Reader, ob
 from reconcilekit.controllerutil import contains_finalizer, remove_finalizer
 from reconcilekit.errors import NotFoundError
 
-__all__ = ["CREATION_EXPECTATION_TTL", "RUNNER_BATCH_CONCURRENCY", "RunnerSetRunners"]
+__all__ = ["CREATION_EXPECTATION_TTL", "RunnerSetRunners"]
 
 log = structlog.get_logger(__name__)
 
 CREATION_EXPECTATION_TTL = 60.0
 """Python only: see `RunnerSetRunners.observe_created`."""
-
-RUNNER_BATCH_CONCURRENCY = 8
-"""How many runners of one set are created or deleted at once.
-
-One reconcile creates every runner a burst asks for; sequential round trips make the
-last runner wait for all before it. The bound keeps a burst from flooding the client's
-rate limiter in front of every other controller. Ports: runnerBatchConcurrency
-"""
 
 
 class _CombinedError(Exception):
@@ -102,7 +94,13 @@ class RunnerSetRunners:
     actions: ActionsClientFactory
     proxy: ProxySecrets
     build_options: RunnerBuildOptions = field(default_factory=RunnerBuildOptions)
-    batch_concurrency: int = RUNNER_BATCH_CONCURRENCY
+    batch_concurrency: int = constants.RUNNER_BATCH_CONCURRENCY
+    """How many runners of one set are created or deleted at once (`constants.RUNNER_BATCH_CONCURRENCY`).
+
+    One reconcile creates every runner a burst asks for; sequential round trips make the
+    last runner wait for all before it. The bound keeps a burst from flooding the client's
+    rate limiter in front of every other controller. Ports: runnerBatchConcurrency
+    """
     creation_expectation_ttl: float = CREATION_EXPECTATION_TTL
     """Seconds a created runner the cache has not shown yet still counts as pending."""
     created: dict[ObjectKey, dict[str, float]] = field(default_factory=dict, init=False, repr=False)
@@ -152,14 +150,8 @@ class RunnerSetRunners:
         Terminated runners are deleted; pending runners without a job and running runners
         that are idle (or have no ID) are removed from the service and deleted.
 
-        Differs: no grace period for runners whose ID is still 0 (the [UNCONFIRMED]
-        ``unrecordedRunnerIDGracePeriod`` of spec §0.3 a): they are removed at once, as
-        the envtest suite @86169456 expects, and the returned wait is always 0, so the
-        revision-apply branch has no step 4.3 requeue either. Spec §0.3 says the grace
-        period is only safe together with the §8.7 runner-controller variant, which this
-        port does not carry (§8.2 is the baseline).
-
         Ports: EphemeralRunnerSetReconciler.cleanUpEphemeralRunners
+        Differs: no grace period for runners whose ID is still 0; the wait is always 0 (docs/porting-notes.md).
         """
         runners = await self.client.list(
             EPHEMERAL_RUNNER,
@@ -205,18 +197,11 @@ class RunnerSetRunners:
         A runner without an ID has no registration to ask about: it is deleted and its
         finalizer resolves the registration by name.
 
-        Differs: runner ID 0 is deleted directly, the [UNCONFIRMED] §7.6 variant, but
-        next to the §8.2 runner finalizer rather than the §8.7 one the spec couples it
-        with (§0.3 a). The [OLDER] rule calls ``RemoveRunner(0)``, an invalid ID the
-        service cannot answer usefully. Consequence: the finalizer does not ask the
-        service before the pod goes; it resolves the ID (JIT secret, else
-        ``GetRunnerByName``) and queues the unregistration, which re-queues while the
-        runner is still running a job.
-
         Raises:
             ValueError: a negative runner ID.
 
         Ports: EphemeralRunnerSetReconciler.deleteEphemeralRunnerWithActionsClient
+        Differs: runner ID 0 is deleted without asking the service (docs/porting-notes.md).
         """
         rid = runner_id(runner)
         if rid < 0:
@@ -254,9 +239,7 @@ class RunnerSetRunners:
         so such a runner counts as removed. Without an API reader the listed copy is all
         there is (the older behaviour).
 
-        Ports: EphemeralRunnerSetReconciler.deleteEphemeralRunnerWithActionsClient, the
-        deleting-runner check [UNCONFIRMED, pinned by TestScaleDownDoesNotRemoveADeletingRunnerAgain
-        @ fb69b651; the controller source of that version was not retrievable]
+        Ports: EphemeralRunnerSetReconciler.deleteEphemeralRunnerWithActionsClient, the deleting-runner check
         """
         if objects.is_deleting(runner):
             return True
@@ -271,10 +254,9 @@ class RunnerSetRunners:
     async def _release_registration_finalizer(self, runner: Object) -> None:
         """Drop the registration finalizer of a runner the service no longer knows, before deleting it.
 
-        [UNCONFIRMED] (spec §0.3 b, ``8c921054``): ported because without it a crash between
-        ``RemoveRunner`` and the delete leaves a runner whose every later removal answers
-        runner-not-found, and the revision can never be applied (pinned by the crash test).
-        It also spares the runner finalizer a second unregistration.
+        Without it a crash between ``RemoveRunner`` and the delete leaves a runner whose
+        every later removal answers runner-not-found. It also spares the runner finalizer
+        a second unregistration.
 
         Ports: EphemeralRunnerSetReconciler.deleteEphemeralRunnerWithActionsClient, the finalizer release
         """
@@ -295,13 +277,8 @@ class RunnerSetRunners:
         Only runners the service agrees to remove count; a shortfall is retried on a
         later reconcile.
 
-        Differs: uses the [OLDER] rule for runner ID 0 (skip as "not registered yet",
-        record no wait, always return 0) instead of the [UNCONFIRMED] grace period, for
-        the same reason as `clean_up_ephemeral_runners`: the grace period belongs with
-        the §8.7 runner-controller variant this port does not carry. Scale-down of such
-        a runner is retried on the reconcile its status change (runner ID recorded) triggers.
-
         Ports: EphemeralRunnerSetReconciler.deleteIdleEphemeralRunners
+        Differs: a runner with ID 0 is skipped, no grace-period wait (docs/porting-notes.md).
         """
         if count <= 0:
             return 0.0
@@ -321,7 +298,7 @@ class RunnerSetRunners:
         for runner in candidates:
             done = is_done(runner)
             if not done and runner_id(runner) == 0:
-                continue  # Differs: [OLDER] "not registered yet", no grace-period wait (see docstring)
+                continue  # not registered yet (see the Differs line)
             if not done and has_job(runner):
                 continue
             try:
