@@ -18,11 +18,7 @@ from arc_controllers import constants
 from arc_controllers._runner_constants import (
     API_VERSION,
     AUTOSCALING_LISTENER,
-    AUTOSCALING_RUNNER_SET,
     EPHEMERAL_RUNNER_SET,
-    POD,
-    ROLE,
-    ROLE_BINDING,
     SERVICE_ACCOUNT,
 )
 from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
@@ -30,14 +26,9 @@ from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerR
 from arc_controllers.controllers.autoscalingrunnerset import (
     AUTOSCALING_RUNNER_SET_OWNER_KEY,
     AutoscalingRunnerSetReconciler,
-    autoscaling_runner_set_owner_index_value,
+    listener_scale_set_index,
 )
 from arc_controllers.controllers.ephemeralrunnerset import RESOURCE_OWNER_KEY
-from arc_controllers.controllers.predicates import (
-    autoscaling_runner_set_runner_set_predicate,
-    listener_pod_predicate,
-    listener_service_account_predicate,
-)
 from arc_controllers.controllers.runner_setup import (
     setup_ephemeral_runner_reconciler,
     setup_ephemeral_runner_set_reconciler,
@@ -45,13 +36,9 @@ from arc_controllers.controllers.runner_setup import (
 )
 from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
-from reconcilekit.builder import controller_managed_by
 from reconcilekit.client.interfaces import Object
 from reconcilekit.controller.options import Options as ControllerOptions
-from reconcilekit.handler import enqueue_requests_from_map_func
 from reconcilekit.manager import Manager
-from reconcilekit.predicate import ResourceVersionChangedPredicate
-from reconcilekit.reconcile import Request
 
 ALL_CONTROLLERS = ("autoscalingrunnerset", "autoscalinglistener", "ephemeralrunnerset", "ephemeralrunner")
 
@@ -140,15 +127,6 @@ def _owner_index(allowed: Iterable[str]) -> Any:
     return extract
 
 
-def _listener_scale_set_index(obj: Object) -> list[str]:
-    """Python only: the ``.spec.autoscalingRunnerSet`` index value of a listener."""
-    spec = obj.get("spec") or {}
-    namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
-    if not namespace or not name:
-        return []
-    return [autoscaling_runner_set_owner_index_value(namespace, name)]
-
-
 async def setup_indexers(mgr: Manager) -> None:
     """All of ARC's field indexers: ``.metadata.controller`` and ``.spec.autoscalingRunnerSet``.
 
@@ -158,22 +136,7 @@ async def setup_indexers(mgr: Manager) -> None:
     cache = mgr.get_cache()
     await cache.index_field(SERVICE_ACCOUNT, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingListener"]))
     await cache.index_field(EPHEMERAL_RUNNER_SET, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingRunnerSet"]))
-    await cache.index_field(AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET_OWNER_KEY, _listener_scale_set_index)
-
-
-def _listener_to_scale_set(obj: Object) -> list[Request]:
-    """Python only: map a listener event to its AutoscalingRunnerSet."""
-    spec = obj.get("spec") or {}
-    namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
-    return [Request(namespace, name)] if namespace and name else []
-
-
-def _rbac_to_listener(obj: Object) -> list[Request]:
-    """Python only: map a Role/RoleBinding event to its listener by the ``auto-scaling-listener-*`` labels."""
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    namespace = labels.get(constants.LABEL_KEY_LISTENER_NAMESPACE)
-    name = labels.get(constants.LABEL_KEY_LISTENER_NAME)
-    return [Request(namespace, name)] if namespace and name else []
+    await cache.index_field(AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET_OWNER_KEY, listener_scale_set_index)
 
 
 def _controller_options(concurrency: int, options: ControllersOptions) -> ControllerOptions:
@@ -215,16 +178,7 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
         listener_options=listener_options,
     )
     if "autoscalingrunnerset" in options.enabled:
-        (
-            controller_managed_by(mgr)
-            .for_(AUTOSCALING_RUNNER_SET)
-            .owns(EPHEMERAL_RUNNER_SET, predicates=[autoscaling_runner_set_runner_set_predicate()])
-            .watches(AUTOSCALING_LISTENER, enqueue_requests_from_map_func(_listener_to_scale_set))
-            .with_event_filter(ResourceVersionChangedPredicate())
-            .with_options(_controller_options(options.autoscaling_runner_set_concurrency, options))
-            .named("autoscalingrunnerset")
-            .complete(ars)
-        )
+        ars.setup_with_manager(mgr, options=_controller_options(options.autoscaling_runner_set_concurrency, options))
 
     listener = AutoscalingListenerReconciler(
         client=mgr.get_client(),
@@ -234,18 +188,7 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
         listener_options=listener_options,
     )
     if "autoscalinglistener" in options.enabled:
-        (
-            controller_managed_by(mgr)
-            .for_(AUTOSCALING_LISTENER)
-            .owns(POD, predicates=[listener_pod_predicate()])
-            .owns(SERVICE_ACCOUNT, predicates=[listener_service_account_predicate()])
-            .watches(ROLE, enqueue_requests_from_map_func(_rbac_to_listener))
-            .watches(ROLE_BINDING, enqueue_requests_from_map_func(_rbac_to_listener))
-            .with_event_filter(ResourceVersionChangedPredicate())
-            .with_options(_controller_options(options.autoscaling_listener_concurrency, options))
-            .named("autoscalinglistener")
-            .complete(listener)
-        )
+        listener.setup_with_manager(mgr, options=_controller_options(options.autoscaling_listener_concurrency, options))
 
     runner_set = None
     if "ephemeralrunnerset" in options.enabled:

@@ -34,6 +34,7 @@ from arc_controllers.api.v1alpha1.equality import semantic_equal
 from arc_controllers.controllers.helpers import listener_pod_spec_requires_recreation
 from arc_controllers.controllers.metrics import publish_listener_down, publish_listener_up
 from arc_controllers.controllers.patching import add_finalizer, contains_finalizer, merge_patch, remove_finalizer
+from arc_controllers.controllers.predicates import listener_pod_predicate, listener_service_account_predicate
 from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener import (
     LISTENER_CONTAINER_NAME,
@@ -49,8 +50,13 @@ from arc_controllers.resourcebuilder.listener import (
     scale_set_listener_config_name,
 )
 from arc_controllers.resourcebuilder.runner import proxy_secret_data
+from reconcilekit.builder import controller_managed_by
 from reconcilekit.client.interfaces import Client, GroupVersionKind, Object, ObjectKey
+from reconcilekit.controller.options import Options as ControllerOptions
 from reconcilekit.errors import NotFoundError
+from reconcilekit.handler import enqueue_requests_from_map_func
+from reconcilekit.manager import Manager
+from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request, Result
 
 __all__ = ["CONFIG_MAP", "AppConfigResolver", "AutoscalingListenerReconciler"]
@@ -78,6 +84,14 @@ def _spec(obj: Object) -> dict[str, Any]:
 def _deleting(obj: Object) -> bool:
     """Python only: whether ``metadata.deletionTimestamp`` is set."""
     return bool(_meta(obj).get("deletionTimestamp"))
+
+
+def rbac_to_listener(obj: Object) -> list[Request]:
+    """Python only: map a Role/RoleBinding event to its listener by the ``auto-scaling-listener-*`` labels."""
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    namespace = labels.get(constants.LABEL_KEY_LISTENER_NAMESPACE)
+    name = labels.get(constants.LABEL_KEY_LISTENER_NAME)
+    return [Request(namespace, name)] if namespace and name else []
 
 
 def _decoded(secret: Object) -> dict[str, bytes]:
@@ -155,6 +169,30 @@ class AutoscalingListenerReconciler:
         metrics = self._metrics_config()
         config_secret = await self._reconcile_config_secret(listener, ars, metrics)
         return await self._reconcile_pod(listener, config_secret, service_account, metrics)
+
+    def setup_with_manager(self, mgr: Manager, *, options: ControllerOptions | None = None) -> None:
+        """``For(AutoscalingListener).Owns(Pod, ServiceAccount).Watches(Role, RoleBinding)``, named.
+
+        Roles and RoleBindings live in the scale set's namespace, out of an owner reference's
+        reach; their ``auto-scaling-listener-*`` labels map them back.
+
+        Args:
+            options: workers and name validation (the controller defaults when None).
+
+        Ports: AutoscalingListenerReconciler.SetupWithManager
+        """
+        (
+            controller_managed_by(mgr)
+            .for_(AUTOSCALING_LISTENER)
+            .owns(POD, predicates=[listener_pod_predicate()])
+            .owns(SERVICE_ACCOUNT, predicates=[listener_service_account_predicate()])
+            .watches(ROLE, enqueue_requests_from_map_func(rbac_to_listener))
+            .watches(ROLE_BINDING, enqueue_requests_from_map_func(rbac_to_listener))
+            .with_event_filter(ResourceVersionChangedPredicate())
+            .with_options(options or ControllerOptions())
+            .named("autoscalinglistener")
+            .complete(self)
+        )
 
     # -- lifecycle -----------------------------------------------------------------
 

@@ -134,15 +134,15 @@ async def test_creating_a_stopped_listener_does_not_poison_the_desired_listener(
     reconciler, client = outdated_fixture("Outdated", 5, "runner:rejected")
     ars = await client.get(AUTOSCALING_RUNNER_SET, KEY)
     runner_set = await client.get(EPHEMERAL_RUNNER_SET, KEY)
-    first = reconciler._desired_listener(ars, runner_set)
+    first = reconciler.listeners.desired(ars, runner_set)
     before = copy.deepcopy(first)
 
-    await reconciler._create_stopped_listener(ars, runner_set)
+    await reconciler.parking.create_stopped_listener(ars, runner_set)
 
     created = await client.get(AUTOSCALING_LISTENER, ObjectKey(NAMESPACE, scale_set_listener_name(ars)))
     assert created["spec"]["phase"] == "Stopped"
     assert first == before
-    again = reconciler._desired_listener(ars, runner_set)
+    again = reconciler.listeners.desired(ars, runner_set)
     assert "phase" not in again["spec"], "the listener every other caller derives must not be switched off"
 
 
