@@ -69,7 +69,7 @@ async def test_cleanup_resources_deletes_the_proxy_secret_without_asking_the_spe
     client = FakeClient([listener, _proxy_secret()])
     reconciler = AutoscalingListenerReconciler(client=client, app_config=_no_app_config)
 
-    done, _ = await reconciler._cleanup_resources(listener)
+    done, _ = await reconciler.cleanup.cleanup_resources(listener)
 
     assert done
     assert await _proxy_secret_gone(client), "the proxy secret goes with the listener's other resources"
