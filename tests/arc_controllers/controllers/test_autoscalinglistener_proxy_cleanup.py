@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arc_controllers._runner_constants import AUTOSCALING_LISTENER, SECRET
+from arc_controllers.api.v1alpha1 import AUTOSCALING_LISTENER, SECRET
 from arc_controllers.api.v1alpha1.appconfig import AppConfig
 from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
 from reconcilekit.client.interfaces import ObjectKey

@@ -18,7 +18,7 @@ import copy
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET, EPHEMERAL_RUNNER_SET
+from arc_controllers.api.v1alpha1 import AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET, EPHEMERAL_RUNNER_SET
 from arc_controllers.controllers.autoscalingrunnerset import AutoscalingRunnerSetReconciler
 from arc_controllers.controllers.helpers import listener_pod_spec_requires_recreation
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name

@@ -13,6 +13,6 @@ Ports: controllers/actions.github.com/autoscalinglistener_controller.go
 from __future__ import annotations
 
 from arc_controllers.controllers.autoscalinglistener.reconciler import AutoscalingListenerReconciler, rbac_to_listener
-from arc_controllers.controllers.autoscalinglistener.secrets import CONFIG_MAP, AppConfigResolver
+from arc_controllers.controllers.autoscalinglistener.secrets import AppConfigResolver
 
-__all__ = ["CONFIG_MAP", "AppConfigResolver", "AutoscalingListenerReconciler", "rbac_to_listener"]
+__all__ = ["AppConfigResolver", "AutoscalingListenerReconciler", "rbac_to_listener"]

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 import structlog
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import POD, ROLE, ROLE_BINDING, SECRET, SERVICE_ACCOUNT
-from arc_controllers.controllers.autoscalinglistener._objects import _deleting, _meta, _spec
+from arc_controllers.api.v1alpha1 import POD, ROLE, ROLE_BINDING, SECRET, SERVICE_ACCOUNT, objects
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
 from arc_controllers.controllers.metrics import publish_listener_down
 from arc_controllers.resourcebuilder.listener import proxy_listener_secret_name, scale_set_listener_config_name
@@ -44,9 +43,8 @@ class ListenerCleanup:
 
         Ports: AutoscalingListenerReconciler.cleanupResources
         """
-        meta, spec = _meta(listener), _spec(listener)
-        namespace, name = meta["namespace"], meta["name"]
-        ars_namespace = spec.get("autoscalingRunnerSetNamespace", "")
+        namespace, name = objects.namespace(listener), objects.name(listener)
+        ars_namespace = objects.spec(listener).get("autoscalingRunnerSetNamespace", "")
         waiting_on_watched = False
         waiting_on_secret = False
         if await self._delete_if_present(POD, namespace, name):
@@ -71,7 +69,7 @@ class ListenerCleanup:
         obj = await self.resources.get(gvk, namespace, name)
         if obj is None:
             return False
-        if not _deleting(obj):
+        if not objects.is_deleting(obj):
             try:
                 await self.resources.client.delete(obj)
             except NotFoundError:
@@ -84,9 +82,9 @@ class ListenerCleanup:
         secret = await self.resources.get(SECRET, namespace, name)
         if secret is None:
             return True
-        if not _deleting(secret):
+        if not objects.is_deleting(secret):
             try:
                 await self.resources.client.delete(secret)
             except NotFoundError:
                 return True
-        return not _meta(secret).get("finalizers")
+        return not objects.finalizers(secret)

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from arc_controllers._runner_constants import POD
-from arc_controllers.controllers.autoscalinglistener._objects import _deleting, _meta
+from arc_controllers.api.v1alpha1 import POD, objects
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
 from arc_controllers.controllers.helpers import listener_pod_spec_requires_recreation
 from arc_controllers.controllers.metrics import publish_listener_down, publish_listener_up
@@ -80,16 +79,16 @@ class ListenerPod:
         desired = new_scale_set_listener_pod(
             listener, config_secret, service_account, metrics, options=self.resources.options
         )
-        live = await self.resources.get(POD, _meta(listener)["namespace"], _meta(listener)["name"])
+        live = await self.resources.get(POD, objects.namespace(listener), objects.name(listener))
         if live is None:
             return await self._create_listener_pod(listener, desired)
         if listener_pod_spec_requires_recreation(live, desired):
-            log.info("listener pod spec or config changed; recreating it", pod=_meta(live)["name"])
+            log.info("listener pod spec or config changed; recreating it", pod=objects.name(live))
             return await self.delete_listener_pod(live, listener)
         if listener_pod_is_dead(live):
-            log.info("listener pod is dead; recreating it", pod=_meta(live)["name"])
+            log.info("listener pod is dead; recreating it", pod=objects.name(live))
             return await self.delete_listener_pod(live, listener)
-        if _deleting(live):
+        if objects.is_deleting(live):
             return Result()
         if self.resources.metadata_differs(live, desired):
             return await self.resources.update_metadata(live, desired)
@@ -113,7 +112,7 @@ class ListenerPod:
             publish_listener_down(listener)
         except ValueError as err:  # only logged, as upstream
             log.error("could not publish listener down", error=str(err))
-        if not _deleting(pod):
+        if not objects.is_deleting(pod):
             try:
                 await self.resources.client.delete(pod)
             except NotFoundError:

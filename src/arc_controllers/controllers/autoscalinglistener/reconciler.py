@@ -11,15 +11,16 @@ from dataclasses import dataclass, field
 import structlog
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import (
+from arc_controllers.api.v1alpha1 import (
     AUTOSCALING_LISTENER,
     AUTOSCALING_RUNNER_SET,
     POD,
     ROLE,
     ROLE_BINDING,
     SERVICE_ACCOUNT,
+    AutoscalingListenerPhase,
+    objects,
 )
-from arc_controllers.controllers.autoscalinglistener._objects import _deleting, _meta, _spec
 from arc_controllers.controllers.autoscalinglistener.cleanup import ListenerCleanup
 from arc_controllers.controllers.autoscalinglistener.pod import ListenerPod
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
@@ -101,11 +102,11 @@ class AutoscalingListenerReconciler:
             listener = await self.client.get(AUTOSCALING_LISTENER, request.key)
         except NotFoundError:
             return Result()
-        if _deleting(listener):
+        if objects.is_deleting(listener):
             return await self._finalize(listener)
         if not contains_finalizer(listener, constants.AUTOSCALING_LISTENER_FINALIZER_NAME):
             return await self._add_finalizer(listener)
-        spec, name, options = _spec(listener), _meta(listener)["name"], self.listener_options
+        spec, name, options = objects.spec(listener), objects.name(listener), self.listener_options
         ars_namespace = spec.get("autoscalingRunnerSetNamespace", "")
         try:
             ars = await self.client.get(
@@ -113,11 +114,11 @@ class AutoscalingListenerReconciler:
             )
         except NotFoundError:
             return await self._delete_orphan(listener)
-        if spec.get("phase") == "Stopped":
+        if spec.get("phase") == AutoscalingListenerPhase.STOPPED:
             return await self._stop(listener)
 
         desired_account = new_scale_set_listener_service_account(listener, options=options)
-        account = await self.resources.get(SERVICE_ACCOUNT, _meta(listener)["namespace"], name)
+        account = await self.resources.get(SERVICE_ACCOUNT, objects.namespace(listener), name)
         if account is None:
             return await self.resources.create(desired_account)
         if self.resources.metadata_differs(account, desired_account):
@@ -170,7 +171,7 @@ class AutoscalingListenerReconciler:
         patch = merge_from(listener)
         add_finalizer(listener, constants.AUTOSCALING_LISTENER_FINALIZER_NAME)
         await self.client.patch(listener, patch)
-        log.info("added finalizer", autoscalinglistener=_meta(listener)["name"])
+        log.info("added finalizer", autoscalinglistener=objects.name(listener))
         return Result()
 
     async def _finalize(self, listener: Object) -> Result:
@@ -189,7 +190,7 @@ class AutoscalingListenerReconciler:
             await self.client.patch(listener, patch)
         except NotFoundError:
             pass
-        log.info("removed finalizer", autoscalinglistener=_meta(listener)["name"])
+        log.info("removed finalizer", autoscalinglistener=objects.name(listener))
         return Result()
 
     async def _delete_orphan(self, listener: Object) -> Result:
@@ -197,7 +198,7 @@ class AutoscalingListenerReconciler:
 
         Ports: AutoscalingListenerReconciler.Reconcile, the missing-AutoscalingRunnerSet branch
         """
-        log.info("autoscaling runner set is gone; deleting the listener", autoscalinglistener=_meta(listener)["name"])
+        log.info("autoscaling runner set is gone; deleting the listener", autoscalinglistener=objects.name(listener))
         try:
             await self.client.delete(listener)
         except NotFoundError:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.api.v1alpha1.equality import semantic_equal
-from arc_controllers.controllers.autoscalinglistener._objects import _meta
 from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
 from reconcilekit.client.interfaces import Client, GroupVersionKind, Object, ObjectKey
@@ -53,17 +53,17 @@ class ListenerResources:
     def merged(self, live: Object, desired: Object) -> tuple[dict[str, str], dict[str, str]]:
         """Python only: desired labels and annotations merged over the live ones (foreign keys survive)."""
         labels = filter_and_merge_labels(
-            _meta(live).get("labels"),
-            _meta(desired).get("labels"),
+            objects.meta(live).get("labels"),
+            objects.meta(desired).get("labels"),
             self.options.exclude_label_propagation_prefixes,
         )
-        annotations = merge_annotations(_meta(live).get("annotations"), _meta(desired).get("annotations"))
+        annotations = merge_annotations(objects.meta(live).get("annotations"), objects.meta(desired).get("annotations"))
         return labels or {}, annotations or {}
 
     def metadata_differs(self, live: Object, desired: Object) -> bool:
         """Python only: whether merged labels/annotations differ from the live ones."""
         labels, annotations = self.merged(live, desired)
-        return labels != (_meta(live).get("labels") or {}) or annotations != (_meta(live).get("annotations") or {})
+        return labels != objects.labels(live) or annotations != objects.annotations(live)
 
     async def update_metadata(self, live: Object, desired: Object) -> Result:
         """Patch merged labels and annotations onto ``live`` (the caller saw them differ).
@@ -72,10 +72,10 @@ class ListenerResources:
         """
         labels, annotations = self.merged(live, desired)
         patch = merge_from(live)
-        _meta(live)["labels"] = labels
-        _meta(live)["annotations"] = annotations
+        objects.mutable_meta(live)["labels"] = labels
+        objects.mutable_meta(live)["annotations"] = annotations
         await self.client.patch(live, patch)
-        log.info("updated listener resource metadata", kind=live.get("kind"), name=_meta(live)["name"])
+        log.info("updated listener resource metadata", kind=live.get("kind"), name=objects.name(live))
         return Result()
 
     def role_drifted(self, role: Object, desired: Object) -> bool:
@@ -93,10 +93,10 @@ class ListenerResources:
         rules_modified = not semantic_equal(role.get("rules"), desired.get("rules"))
         labels, annotations = self.merged(role, desired)
         patch = merge_from(role)
-        _meta(role)["labels"] = labels
-        _meta(role)["annotations"] = annotations
+        objects.mutable_meta(role)["labels"] = labels
+        objects.mutable_meta(role)["annotations"] = annotations
         if rules_modified:
             role["rules"] = desired["rules"]
         await self.client.patch(role, patch)
-        log.info("updated listener role", role=_meta(role)["name"])
+        log.info("updated listener role", role=objects.name(role))
         return Result()

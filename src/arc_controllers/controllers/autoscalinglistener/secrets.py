@@ -17,9 +17,8 @@ from dataclasses import dataclass
 
 import structlog
 
-from arc_controllers._runner_constants import SECRET
+from arc_controllers.api.v1alpha1 import CONFIG_MAP, SECRET, objects
 from arc_controllers.api.v1alpha1.appconfig import AppConfig
-from arc_controllers.controllers.autoscalinglistener._objects import _meta, _spec
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
 from arc_controllers.resourcebuilder.listener import (
     ListenerMetricsServerConfig,
@@ -29,14 +28,12 @@ from arc_controllers.resourcebuilder.listener import (
     scale_set_listener_config_name,
 )
 from arc_controllers.resourcebuilder.runner import proxy_secret_data
-from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey
+from reconcilekit.client.interfaces import Object, ObjectKey
 from reconcilekit.client.patch import merge_from
 
-__all__ = ["CONFIG_MAP", "AppConfigResolver", "ListenerSecrets"]
+__all__ = ["AppConfigResolver", "ListenerSecrets"]
 
 log = structlog.get_logger(__name__)
-
-CONFIG_MAP = GroupVersionKind("", "v1", "ConfigMap")
 
 AppConfigResolver = Callable[[Object], Awaitable[AppConfig]]
 """The GitHub credentials of a scale set (its config secret). Ports: SecretResolver.GetAppConfig"""
@@ -65,14 +62,14 @@ class ListenerSecrets:
         Ports: AutoscalingListenerReconciler.Reconcile, the proxy-secret block, and createProxySecret
         """
         client = self.resources.client
-        namespace = _meta(listener)["namespace"]
+        namespace = objects.namespace(listener)
         live = await self.resources.get(SECRET, namespace, proxy_listener_secret_name(listener))
         if live is not None:
             desired = new_autoscaling_listener_proxy_secret(listener, _decoded(live))
             if self.resources.metadata_differs(live, desired):
                 await self.resources.update_metadata(live, desired)
             return
-        spec = _spec(listener)
+        spec = objects.spec(listener)
         proxy = spec["proxy"]
         credentials: dict[str, dict[str, bytes]] = {}
         for server in (proxy.get("http"), proxy.get("https")):
@@ -92,7 +89,7 @@ class ListenerSecrets:
 
         Ports: AutoscalingListenerReconciler.certificate
         """
-        tls = _spec(ars).get("githubServerTLS")
+        tls = objects.spec(ars).get("githubServerTLS")
         if tls is None:
             return ""
         source = tls.get("certificateFrom")
@@ -101,9 +98,7 @@ class ListenerSecrets:
         ref = source.get("configMapKeyRef")
         if ref is None:
             raise ValueError("githubServerTLS.certificateFrom.configMapKeyRef is not specified")
-        config_map = await self.resources.client.get(
-            CONFIG_MAP, ObjectKey(_meta(ars)["namespace"], ref.get("name", ""))
-        )
+        config_map = await self.resources.client.get(CONFIG_MAP, ObjectKey(objects.namespace(ars), ref.get("name", "")))
         data = config_map.get("data") or {}
         if ref.get("key") not in data:
             raise ValueError(f"key {ref.get('key')!r} is missing in config map {ref.get('name')!r}")
@@ -120,10 +115,10 @@ class ListenerSecrets:
         Ports: AutoscalingListenerReconciler.Reconcile, the config-secret block, and createSecretsForListener
         """
         client = self.resources.client
-        app_config = None if _spec(listener).get("vaultConfig") is not None else await self.app_config(ars)
+        app_config = None if objects.spec(listener).get("vaultConfig") is not None else await self.app_config(ars)
         cert = await self.certificate(ars)
         desired = new_scale_set_listener_config(listener, app_config, metrics, cert, options=self.resources.options)
-        live = await self.resources.get(SECRET, _meta(listener)["namespace"], scale_set_listener_config_name(listener))
+        live = await self.resources.get(SECRET, objects.namespace(listener), scale_set_listener_config_name(listener))
         if live is None:
             created = await client.create(desired)
             log.info("created listener config secret", secret=desired["metadata"]["name"])
@@ -132,9 +127,9 @@ class ListenerSecrets:
         data_changed = (live.get("data") or {}) != desired["data"]
         if data_changed or self.resources.metadata_differs(live, desired):
             patch = merge_from(live)
-            _meta(live)["labels"] = labels
-            _meta(live)["annotations"] = annotations
+            objects.mutable_meta(live)["labels"] = labels
+            objects.mutable_meta(live)["annotations"] = annotations
             live["data"] = desired["data"]
             await client.patch(live, patch)
-            log.info("updated listener config secret", secret=_meta(live)["name"])
+            log.info("updated listener config secret", secret=objects.name(live))
         return live

@@ -14,13 +14,6 @@ Ports: controllers/actions.github.com/autoscalingrunnerset_controller.go
 
 from __future__ import annotations
 
-from arc_controllers._runner_constants import (
-    AUTOSCALING_LISTENER,
-    AUTOSCALING_RUNNER_SET,
-    ROLE,
-    ROLE_BINDING,
-    SERVICE_ACCOUNT,
-)
 from arc_controllers.controllers.autoscalingrunnerset.indexing import (
     AUTOSCALING_RUNNER_SET_OWNER_KEY,
     autoscaling_runner_set_owner_index_value,
@@ -33,12 +26,7 @@ from arc_controllers.controllers.autoscalingrunnerset.registration import (
 )
 
 __all__ = [
-    "AUTOSCALING_LISTENER",
-    "AUTOSCALING_RUNNER_SET",
     "AUTOSCALING_RUNNER_SET_OWNER_KEY",
-    "ROLE",
-    "ROLE_BINDING",
-    "SERVICE_ACCOUNT",
     "AutoscalingRunnerSetReconciler",
     "ScaleSetActionsClient",
     "ScaleSetClientFactory",

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import structlog
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import ROLE, ROLE_BINDING, SECRET, SERVICE_ACCOUNT
-from arc_controllers.controllers.autoscalingrunnerset._objects import _annotations, _deleting, _meta
+from arc_controllers.api.v1alpha1 import ROLE, ROLE_BINDING, SECRET, SERVICE_ACCOUNT, objects
 from arc_controllers.controllers.autoscalingrunnerset.listener import Listeners, delete_ignoring_not_found
 from arc_controllers.controllers.autoscalingrunnerset.registration import ScaleSetRegistration
 from arc_controllers.controllers.autoscalingrunnerset.runnerset import RunnerSetPublisher
@@ -74,7 +73,7 @@ class ScaleSetCleanup:
             await self.client.patch(ars, patch)
         except NotFoundError:
             pass
-        log.info("removed finalizer", autoscalingrunnerset=_meta(ars)["name"])
+        log.info("removed finalizer", autoscalingrunnerset=objects.name(ars))
         return Result()
 
     async def clean_up_resources(self, ars: Object) -> bool:
@@ -98,7 +97,7 @@ class ScaleSetCleanup:
         if not listeners:
             return True
         for listener in listeners:
-            if not _deleting(listener):
+            if not objects.is_deleting(listener):
                 await delete_ignoring_not_found(self.client, listener)
         return False
 
@@ -107,7 +106,7 @@ class ScaleSetCleanup:
         runner_set = await self.runner_sets.get(ars)
         if runner_set is None:
             return True
-        if not _deleting(runner_set):
+        if not objects.is_deleting(runner_set):
             await delete_ignoring_not_found(self.client, runner_set)
         return False
 
@@ -123,11 +122,11 @@ class ScaleSetCleanup:
 
     async def _remove_dependent_finalizer(self, ars: Object, gvk: GroupVersionKind, annotation: str) -> None:
         """Ports: the body shared by autoscalingRunnerSetFinalizerDependencyCleaner's remove*Finalizer methods"""
-        name = _annotations(ars).get(annotation)
+        name = objects.annotations(ars).get(annotation)
         if not name:
             return
         try:
-            dependent = await self.client.get(gvk, ObjectKey(_meta(ars)["namespace"], name))
+            dependent = await self.client.get(gvk, ObjectKey(objects.namespace(ars), name))
         except NotFoundError:
             return
         except ForbiddenError:

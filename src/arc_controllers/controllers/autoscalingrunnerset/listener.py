@@ -17,13 +17,17 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from arc_controllers._runner_constants import AUTOSCALING_LISTENER
-from arc_controllers.controllers.autoscalingrunnerset._objects import _annotations, _deleting, _labels, _meta, _spec
+from arc_controllers.api.v1alpha1 import (
+    AUTOSCALING_LISTENER,
+    AutoscalingListenerPhase,
+    AutoscalingRunnerSetPhase,
+    objects,
+)
 from arc_controllers.controllers.autoscalingrunnerset.indexing import (
     AUTOSCALING_RUNNER_SET_OWNER_KEY,
     autoscaling_runner_set_owner_index_value,
 )
-from arc_controllers.controllers.autoscalingrunnerset.status import PHASE_PENDING, ScaleSetStatus
+from arc_controllers.controllers.autoscalingrunnerset.status import ScaleSetStatus
 from arc_controllers.controllers.helpers import listener_spec_changed
 from arc_controllers.resourcebuilder.listener import (
     ListenerBuildOptions,
@@ -35,12 +39,9 @@ from reconcilekit.client.patch import merge_from
 from reconcilekit.errors import AlreadyExistsError, NotFoundError
 from reconcilekit.reconcile import Result
 
-__all__ = ["LISTENER_PHASE_RUNNING", "LISTENER_PHASE_STOPPED", "Listeners", "delete_ignoring_not_found"]
+__all__ = ["Listeners", "delete_ignoring_not_found", "is_stopped"]
 
 log = structlog.get_logger(__name__)
-
-LISTENER_PHASE_STOPPED = "Stopped"
-LISTENER_PHASE_RUNNING = "Running"
 
 
 async def delete_ignoring_not_found(client: Client, obj: Object) -> None:
@@ -53,7 +54,7 @@ async def delete_ignoring_not_found(client: Client, obj: Object) -> None:
 
 def is_stopped(listener: Object) -> bool:
     """Python only: the listener's ``spec.phase`` is ``Stopped``."""
-    return _spec(listener).get("phase") == LISTENER_PHASE_STOPPED
+    return objects.spec(listener).get("phase") == AutoscalingListenerPhase.STOPPED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,15 +81,9 @@ class Listeners:
 
     async def of(self, ars: Object) -> list[Object]:
         """Python only: every listener of this scale set, by the index, whatever its name."""
-        meta = _meta(ars)
+        index_value = autoscaling_runner_set_owner_index_value(objects.namespace(ars), objects.name(ars))
         listed = await self.client.list(
-            AUTOSCALING_LISTENER,
-            namespace=self.namespace,
-            fields={
-                AUTOSCALING_RUNNER_SET_OWNER_KEY: autoscaling_runner_set_owner_index_value(
-                    meta["namespace"], meta["name"]
-                )
-            },
+            AUTOSCALING_LISTENER, namespace=self.namespace, fields={AUTOSCALING_RUNNER_SET_OWNER_KEY: index_value}
         )
         return list(listed.items)
 
@@ -121,7 +116,7 @@ class Listeners:
     async def renamed(self, ars: Object) -> list[Object]:
         """Python only: the listeners left under an old name (runner group or URL edited)."""
         current = scale_set_listener_name(ars)
-        return [listener for listener in await self.of(ars) if _meta(listener)["name"] != current]
+        return [listener for listener in await self.of(ars) if objects.name(listener) != current]
 
     async def delete_renamed(self, renamed: list[Object]) -> Result:
         """Delete the renamed listeners; the new one is created once they are gone.
@@ -129,8 +124,8 @@ class Listeners:
         Ports: AutoscalingRunnerSetReconciler.Reconcile, the renamed-listener block
         """
         for listener in renamed:
-            if not _deleting(listener):
-                log.info("deleting renamed listener", autoscalinglistener=_meta(listener)["name"])
+            if not objects.is_deleting(listener):
+                log.info("deleting renamed listener", autoscalinglistener=objects.name(listener))
                 await delete_ignoring_not_found(self.client, listener)
         return Result()
 
@@ -159,8 +154,8 @@ class Listeners:
         """
         return (
             listener_spec_changed(listener, desired)
-            or _labels(listener) != _labels(desired)
-            or _annotations(listener) != _annotations(desired)
+            or objects.labels(listener) != objects.labels(desired)
+            or objects.annotations(listener) != objects.annotations(desired)
         )
 
     async def replace(self, ars: Object, listener: Object) -> Result:
@@ -168,15 +163,15 @@ class Listeners:
 
         Ports: AutoscalingRunnerSetReconciler.Reconcile, the existing-listener drift branch
         """
-        await self.status.update(ars, PHASE_PENDING)
-        log.info("listener is out of date; deleting it", autoscalinglistener=_meta(listener)["name"])
+        await self.status.update(ars, AutoscalingRunnerSetPhase.PENDING)
+        log.info("listener is out of date; deleting it", autoscalinglistener=objects.name(listener))
         await delete_ignoring_not_found(self.client, listener)
         return Result()
 
     async def restart(self, listener: Object) -> Result:
         """Ports: AutoscalingRunnerSetReconciler.Reconcile, the stopped-listener branch"""
         patch = merge_from(listener)
-        listener.setdefault("spec", {})["phase"] = LISTENER_PHASE_RUNNING
+        listener.setdefault("spec", {})["phase"] = AutoscalingListenerPhase.RUNNING
         await self.client.patch(listener, patch)
-        log.info("restarted stopped listener", autoscalinglistener=_meta(listener)["name"])
+        log.info("restarted stopped listener", autoscalinglistener=objects.name(listener))
         return Result()

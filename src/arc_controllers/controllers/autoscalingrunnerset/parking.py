@@ -16,9 +16,8 @@ from dataclasses import dataclass
 
 import structlog
 
-from arc_controllers.controllers.autoscalingrunnerset._objects import _annotations, _deleting, _labels, _meta, _spec
+from arc_controllers.api.v1alpha1 import AutoscalingListenerPhase, objects
 from arc_controllers.controllers.autoscalingrunnerset.listener import (
-    LISTENER_PHASE_STOPPED,
     Listeners,
     delete_ignoring_not_found,
     is_stopped,
@@ -41,7 +40,7 @@ log = structlog.get_logger(__name__)
 
 def _pinned(runner_set: Object) -> bool:
     """Python only: ``spec.replicas`` and ``spec.patchID`` are both zero (or unset)."""
-    spec = _spec(runner_set)
+    spec = objects.spec(runner_set)
     return int(spec.get("replicas") or 0) == 0 and int(spec.get("patchID") or 0) == 0
 
 
@@ -76,21 +75,25 @@ class Parking:
         """
         await self.stop_listener(ars)
         runner_set = await self.runner_sets.get(ars)
-        if runner_set is None or _deleting(runner_set):
+        if runner_set is None or objects.is_deleting(runner_set):
             return Result()
         await self.propagate_to_stopped_listener(ars, runner_set)
         desired = new_ephemeral_runner_set(ars, options=self.runner_sets.build_options)
         labels, annotations = self.runner_sets.merged_metadata(runner_set, desired)
-        if _pinned(runner_set) and labels == _labels(runner_set) and annotations == _annotations(runner_set):
+        if (
+            _pinned(runner_set)
+            and labels == objects.labels(runner_set)
+            and annotations == objects.annotations(runner_set)
+        ):
             return Result()
         patch = merge_from(runner_set)
         spec = runner_set.setdefault("spec", {})
         spec["replicas"] = 0
         spec["patchID"] = 0
-        _meta(runner_set)["labels"] = labels
-        _meta(runner_set)["annotations"] = annotations
+        objects.mutable_meta(runner_set)["labels"] = labels
+        objects.mutable_meta(runner_set)["annotations"] = annotations
         await self.client.patch(runner_set, patch)
-        log.info("pinned outdated ephemeral runner set to zero", ephemeralrunnerset=_meta(runner_set)["name"])
+        log.info("pinned outdated ephemeral runner set to zero", ephemeralrunnerset=objects.name(runner_set))
         return Result()
 
     async def stop_listener(self, ars: Object) -> None:
@@ -99,12 +102,12 @@ class Parking:
         Ports: AutoscalingRunnerSetReconciler.stopListener
         """
         for listener in await self.listeners.of(ars):
-            if _deleting(listener) or is_stopped(listener):
+            if objects.is_deleting(listener) or is_stopped(listener):
                 continue
             patch = merge_from(listener)
-            listener.setdefault("spec", {})["phase"] = LISTENER_PHASE_STOPPED
+            listener.setdefault("spec", {})["phase"] = AutoscalingListenerPhase.STOPPED
             await self.client.patch(listener, patch)
-            log.info("stopped listener", autoscalinglistener=_meta(listener)["name"])
+            log.info("stopped listener", autoscalinglistener=objects.name(listener))
 
     async def propagate_to_stopped_listener(self, ars: Object, runner_set: Object) -> None:
         """Carry non-recovery edits to the stopped listener; replace a renamed one by a stopped one.
@@ -115,42 +118,44 @@ class Parking:
         if not listeners:
             return
         name = scale_set_listener_name(ars)
-        current = next((item for item in listeners if _meta(item)["name"] == name), None)
+        current = next((item for item in listeners if objects.name(item) == name), None)
         if current is None:
             await self.create_stopped_listener(ars, runner_set)
-        elif not _deleting(current):
+        elif not objects.is_deleting(current):
             await self._update_stopped_listener(current, self.listeners.desired(ars, runner_set))
         for listener in listeners:
-            if _meta(listener)["name"] != name and not _deleting(listener):
+            if objects.name(listener) != name and not objects.is_deleting(listener):
                 await delete_ignoring_not_found(self.client, listener)
 
     async def _update_stopped_listener(self, current: Object, desired: Object) -> None:
         """Ports: AutoscalingRunnerSetReconciler.propagateToStoppedListener, the update of the current listener"""
         labels = filter_and_merge_labels(
-            _meta(current).get("labels"),
-            _meta(desired).get("labels"),
+            objects.meta(current).get("labels"),
+            objects.meta(desired).get("labels"),
             self.listeners.options.exclude_label_propagation_prefixes,
         )
-        annotations = merge_annotations(_meta(current).get("annotations"), _meta(desired).get("annotations"))
+        annotations = merge_annotations(
+            objects.meta(current).get("annotations"), objects.meta(desired).get("annotations")
+        )
         if (
             not listener_spec_changed(current, desired)
-            and (labels or {}) == _labels(current)
-            and (annotations or {}) == _annotations(current)
+            and (labels or {}) == objects.labels(current)
+            and (annotations or {}) == objects.annotations(current)
         ):
             return
         patch = merge_from(current)
-        spec = copy.deepcopy(_spec(desired))
-        spec["phase"] = LISTENER_PHASE_STOPPED
+        spec = copy.deepcopy(objects.spec(desired))
+        spec["phase"] = AutoscalingListenerPhase.STOPPED
         current["spec"] = spec
-        _meta(current)["labels"] = labels or {}
-        _meta(current)["annotations"] = annotations or {}
+        objects.mutable_meta(current)["labels"] = labels or {}
+        objects.mutable_meta(current)["annotations"] = annotations or {}
         await self.client.patch(current, patch)
-        log.info("updated stopped listener", autoscalinglistener=_meta(current)["name"])
+        log.info("updated stopped listener", autoscalinglistener=objects.name(current))
 
     async def create_stopped_listener(self, ars: Object, runner_set: Object) -> None:
         """Ports: AutoscalingRunnerSetReconciler.createStoppedListener"""
         desired = copy.deepcopy(self.listeners.desired(ars, runner_set))
-        desired["spec"]["phase"] = LISTENER_PHASE_STOPPED
+        desired["spec"]["phase"] = AutoscalingListenerPhase.STOPPED
         try:
             await self.client.create(desired)
         except AlreadyExistsError:

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 import structlog
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET, EPHEMERAL_RUNNER_SET
+from arc_controllers.api.v1alpha1 import AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET, EPHEMERAL_RUNNER_SET, objects
 from arc_controllers.api.v1alpha1.version import is_version_allowed
-from arc_controllers.controllers.autoscalingrunnerset._objects import _deleting, _labels, _meta
 from arc_controllers.controllers.autoscalingrunnerset.cleanup import ScaleSetCleanup
 from arc_controllers.controllers.autoscalingrunnerset.indexing import listener_to_scale_set
 from arc_controllers.controllers.autoscalingrunnerset.listener import Listeners, is_stopped
@@ -114,9 +113,9 @@ class AutoscalingRunnerSetReconciler:
             ars = await self.client.get(AUTOSCALING_RUNNER_SET, request.key)
         except NotFoundError:
             return Result()
-        if _deleting(ars):
+        if objects.is_deleting(ars):
             return await self.cleanup.finalize(ars)
-        version = _labels(ars).get(constants.LABEL_KEY_KUBERNETES_VERSION, "")
+        version = objects.labels(ars).get(constants.LABEL_KEY_KUBERNETES_VERSION, "")
         if not is_version_allowed(version, self.build_options.build_version):
             return await self._delete_disallowed_version(ars)
         if not contains_finalizer(ars, constants.AUTOSCALING_RUNNER_SET_FINALIZER_NAME):
@@ -168,7 +167,7 @@ class AutoscalingRunnerSetReconciler:
         patch = merge_from(ars)
         add_finalizer(ars, constants.AUTOSCALING_RUNNER_SET_FINALIZER_NAME)
         await self.client.patch(ars, patch)
-        log.info("added finalizer", autoscalingrunnerset=_meta(ars)["name"])
+        log.info("added finalizer", autoscalingrunnerset=objects.name(ars))
         return Result()
 
     async def _delete_disallowed_version(self, ars: Object) -> Result:

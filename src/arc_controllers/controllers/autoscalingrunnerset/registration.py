@@ -18,8 +18,8 @@ from typing import Any, Protocol
 import structlog
 
 from arc_controllers import constants
+from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.controllers.actions_seam import is_actions_not_found
-from arc_controllers.controllers.autoscalingrunnerset._objects import _annotations, _meta, _spec
 from arc_controllers.resourcebuilder.labels import apply_github_url_labels
 from reconcilekit.client.interfaces import Client, Object
 from reconcilekit.client.patch import merge_from
@@ -110,7 +110,7 @@ def _parse_scale_set_id(ars: Object) -> int:
 
     Python only: the ``runner-scale-set-id`` annotation; ValueError when missing or not an integer.
     """
-    return int(_annotations(ars).get(constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID, ""), 10)
+    return int(objects.annotations(ars).get(constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID, ""), 10)
 
 
 def should_create_scale_set(ars: Object) -> bool:
@@ -123,10 +123,10 @@ def should_create_scale_set(ars: Object) -> bool:
 
 def _out_of_sync(ars: Object, annotation: str, field: str) -> bool:
     """Python only: the annotation is missing, or ``spec.<field>`` is set and differs from it (case aside)."""
-    annotations = _annotations(ars)
+    annotations = objects.annotations(ars)
     if annotation not in annotations:
         return True
-    wanted = _spec(ars).get(field) or ""
+    wanted = objects.spec(ars).get(field) or ""
     return bool(wanted) and wanted.lower() != annotations[annotation].lower()
 
 
@@ -166,7 +166,7 @@ class ScaleSetRegistration:
 
     async def _runner_group_id(self, client: ScaleSetActionsClient, ars: Object) -> int:
         """Python only: group 1 ("Default") unless ``spec.runnerGroup`` names one."""
-        group = _spec(ars).get("runnerGroup") or ""
+        group = objects.spec(ars).get("runnerGroup") or ""
         if not group:
             return constants.DEFAULT_RUNNER_GROUP_ID
         found = await client.get_runner_group_by_name(group)
@@ -188,7 +188,7 @@ class ScaleSetRegistration:
         client = await self.actions(ars)
         spec = ars.setdefault("spec", {})
         if not spec.get("runnerScaleSetName"):
-            spec["runnerScaleSetName"] = _meta(ars)["name"]
+            spec["runnerScaleSetName"] = objects.name(ars)
         name = spec["runnerScaleSetName"]
         group_id = await self._runner_group_id(client, ars)
         scale_set = await client.get_runner_scale_set(group_id, name)
@@ -203,21 +203,21 @@ class ScaleSetRegistration:
             )
             log.info("created runner scale set", runner_scale_set_id=scale_set.id, name=name)
         client.set_system_info(dataclasses.replace(client.system_info, scale_set_id=int(scale_set.id)))
-        annotations = _meta(ars).setdefault("annotations", {})
+        annotations = objects.mutable_meta(ars).setdefault("annotations", {})
         annotations[constants.ANNOTATION_KEY_GITHUB_RUNNER_SCALE_SET_NAME] = scale_set.name
         annotations[constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID] = str(scale_set.id)
         annotations[constants.ANNOTATION_KEY_GITHUB_RUNNER_GROUP_NAME] = scale_set.runner_group_name
-        apply_github_url_labels(spec.get("githubConfigUrl", ""), _meta(ars).setdefault("labels", {}))
+        apply_github_url_labels(spec.get("githubConfigUrl", ""), objects.mutable_meta(ars).setdefault("labels", {}))
         await self.client.patch(ars, patch)
         return Result()
 
     async def _annotate(self, ars: Object, values: Mapping[str, Any]) -> None:
         """Python only: record the service's answer; no request when the annotations hold it already."""
-        current = _meta(ars).get("annotations") or {}
+        current = objects.annotations(ars)
         if all(key in current and current[key] == value for key, value in values.items()):
             return
         patch = merge_from(ars)
-        _meta(ars).setdefault("annotations", {}).update(values)
+        objects.mutable_meta(ars).setdefault("annotations", {}).update(values)
         await self.client.patch(ars, patch)
 
     async def update_runner_scale_set_runner_group(self, ars: Object) -> Result:
@@ -249,7 +249,7 @@ class ScaleSetRegistration:
         from arc_controllers.actions.types import RunnerScaleSet
 
         scale_set_id = _parse_scale_set_id(ars)
-        name = _spec(ars).get("runnerScaleSetName") or ""
+        name = objects.spec(ars).get("runnerScaleSetName") or ""
         if not name:
             log.info("runner scale set name is not specified; skipping the update")
             return Result()
@@ -279,7 +279,7 @@ class ScaleSetRegistration:
 
         Ports: AutoscalingRunnerSetReconciler.deleteRunnerScaleSet
         """
-        raw = _annotations(ars).get(constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID)
+        raw = objects.annotations(ars).get(constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID)
         if raw is None:
             return
         try:
@@ -295,6 +295,6 @@ class ScaleSetRegistration:
                 raise
             log.info("runner scale set already deleted", runner_scale_set_id=scale_set_id)
         patch = merge_from(ars)
-        _meta(ars).get("annotations", {}).pop(constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID, None)
+        del objects.mutable_meta(ars)["annotations"][constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID]
         await self.client.patch(ars, patch)
         log.info("deleted runner scale set", runner_scale_set_id=scale_set_id)

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from arc_controllers._runner_constants import EPHEMERAL_RUNNER_SET
-from arc_controllers.controllers.autoscalingrunnerset._objects import _annotations, _labels, _meta, _spec
+from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER_SET, objects
 from arc_controllers.controllers.helpers import (
     ephemeral_runner_set_actionable_spec_changed,
     ephemeral_runner_set_desired_spec_changed,
@@ -47,7 +46,7 @@ def needs_new_revision(runner_set: Object, desired: Object) -> bool:
 
 def _set_runner_metadata(spec: dict[str, object], desired: Object) -> None:
     """Python only: ``spec.ephemeralRunnerMetadata`` as the desired set has it (absent when it has none)."""
-    want = _spec(desired).get("ephemeralRunnerMetadata")
+    want = objects.spec(desired).get("ephemeralRunnerMetadata")
     if want is None:
         spec.pop("ephemeralRunnerMetadata", None)
     else:
@@ -67,7 +66,7 @@ class RunnerSetPublisher:
     async def get(self, ars: Object) -> Object | None:
         """Python only: the scale set's EphemeralRunnerSet (same namespace and name), or None."""
         try:
-            return await self.client.get(EPHEMERAL_RUNNER_SET, ObjectKey(_meta(ars)["namespace"], _meta(ars)["name"]))
+            return await self.client.get(EPHEMERAL_RUNNER_SET, ObjectKey(objects.namespace(ars), objects.name(ars)))
         except NotFoundError:
             return None
 
@@ -124,11 +123,11 @@ class RunnerSetPublisher:
     def merged_metadata(self, live: Object, desired: Object) -> tuple[dict[str, str], dict[str, str]]:
         """Python only: desired labels/annotations merged over the live ones (foreign keys survive, #4634)."""
         labels = filter_and_merge_labels(
-            _meta(live).get("labels"),
-            _meta(desired).get("labels"),
+            objects.meta(live).get("labels"),
+            objects.meta(desired).get("labels"),
             self.build_options.exclude_label_propagation_prefixes,
         )
-        annotations = merge_annotations(_meta(live).get("annotations"), _meta(desired).get("annotations"))
+        annotations = merge_annotations(objects.meta(live).get("annotations"), objects.meta(desired).get("annotations"))
         return labels or {}, annotations or {}
 
     async def publish_runner_spec(self, runner_set: Object, desired: Object) -> Result:
@@ -141,21 +140,21 @@ class RunnerSetPublisher:
         patch = merge_from(runner_set)
         spec = runner_set.setdefault("spec", {})
         _set_runner_metadata(spec, desired)
-        spec["ephemeralRunnerSpec"] = copy.deepcopy(_spec(desired)["ephemeralRunnerSpec"])
+        spec["ephemeralRunnerSpec"] = copy.deepcopy(objects.spec(desired)["ephemeralRunnerSpec"])
         spec["actionableRevision"] = revision
-        _meta(runner_set)["labels"] = labels
-        _meta(runner_set)["annotations"] = annotations
+        objects.mutable_meta(runner_set)["labels"] = labels
+        objects.mutable_meta(runner_set)["annotations"] = annotations
         await self.client.patch(runner_set, patch)
-        log.info("published runner spec", ephemeralrunnerset=_meta(runner_set)["name"], actionable_revision=revision)
+        log.info("published runner spec", ephemeralrunnerset=objects.name(runner_set), actionable_revision=revision)
         return Result()
 
     def metadata_drifted(self, runner_set: Object, desired: Object) -> bool:
         """Ports: AutoscalingRunnerSetReconciler.Reconcile, the metadata-drift test (#4695)"""
         labels, annotations = self.merged_metadata(runner_set, desired)
-        if labels != _labels(runner_set) or annotations != _annotations(runner_set):
+        if labels != objects.labels(runner_set) or annotations != objects.annotations(runner_set):
             return True
-        live_meta = _spec(runner_set).get("ephemeralRunnerMetadata")
-        want_meta = _spec(desired).get("ephemeralRunnerMetadata")
+        live_meta = objects.spec(runner_set).get("ephemeralRunnerMetadata")
+        want_meta = objects.spec(desired).get("ephemeralRunnerMetadata")
         return ephemeral_runner_set_desired_spec_changed(
             {"spec": {"ephemeralRunnerMetadata": live_meta}}, {"spec": {"ephemeralRunnerMetadata": want_meta}}
         )
@@ -167,9 +166,9 @@ class RunnerSetPublisher:
         """
         labels, annotations = self.merged_metadata(runner_set, desired)
         patch = merge_from(runner_set)
-        _meta(runner_set)["labels"] = labels
-        _meta(runner_set)["annotations"] = annotations
+        objects.mutable_meta(runner_set)["labels"] = labels
+        objects.mutable_meta(runner_set)["annotations"] = annotations
         _set_runner_metadata(runner_set.setdefault("spec", {}), desired)
         await self.client.patch(runner_set, patch)
-        log.info("updated ephemeral runner set metadata", ephemeralrunnerset=_meta(runner_set)["name"])
+        log.info("updated ephemeral runner set metadata", ephemeralrunnerset=objects.name(runner_set))
         return Result()

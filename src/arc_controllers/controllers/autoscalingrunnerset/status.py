@@ -7,31 +7,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arc_controllers._runner_constants import PHASE_OUTDATED
-from arc_controllers.controllers.autoscalingrunnerset._objects import _meta, _status
+from arc_controllers.api.v1alpha1 import AutoscalingRunnerSetPhase, objects
 from reconcilekit.client.interfaces import Client, Object
 from reconcilekit.client.patch import merge_from
 from reconcilekit.reconcile import Result
 
-__all__ = ["PHASE_OUTDATED", "PHASE_PENDING", "PHASE_RUNNING", "ScaleSetStatus"]
-
-PHASE_PENDING = "Pending"
-PHASE_RUNNING = "Running"
+__all__ = ["ScaleSetStatus", "is_parked"]
 
 
 def _generation(ars: Object) -> int:
     """Python only: ``metadata.generation`` (0 when unset)."""
-    return int(_meta(ars).get("generation") or 0)
+    return int(objects.meta(ars).get("generation") or 0)
 
 
 def _observed_generation(ars: Object) -> int:
     """Python only: ``status.observedGeneration`` (0 when unset)."""
-    return int(_status(ars).get("observedGeneration") or 0)
+    return int(objects.status(ars).get("observedGeneration") or 0)
 
 
 def is_parked(ars: Object) -> bool:
     """Python only: the scale set is ``Outdated`` (its runners rejected the runner spec)."""
-    return _status(ars).get("phase") == PHASE_OUTDATED
+    return objects.status(ars).get("phase") == AutoscalingRunnerSetPhase.OUTDATED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,7 +43,7 @@ class ScaleSetStatus:
         Ports: AutoscalingRunnerSetReconciler.updateStatus
         """
         generation = _observed_generation(ars) if observed_generation is None else observed_generation
-        if _status(ars).get("phase") == phase and _observed_generation(ars) == generation:
+        if objects.status(ars).get("phase") == phase and _observed_generation(ars) == generation:
             return
         patch = merge_from(ars)
         status = ars.setdefault("status", {})
@@ -61,19 +57,19 @@ class ScaleSetStatus:
         Ports: AutoscalingRunnerSetReconciler.Reconcile, the un-park and new-generation status writes
         """
         if unparked or _generation(ars) > _observed_generation(ars):
-            await self.update(ars, PHASE_PENDING)
+            await self.update(ars, AutoscalingRunnerSetPhase.PENDING)
 
     async def park(self, ars: Object) -> None:
         """``Outdated``: the runners rejected the runner spec they run.
 
         Ports: AutoscalingRunnerSetReconciler.Reconcile, the park status write
         """
-        await self.update(ars, PHASE_OUTDATED)
+        await self.update(ars, AutoscalingRunnerSetPhase.OUTDATED)
 
     async def mark_running(self, ars: Object) -> Result:
         """``Running`` for this generation: everything is as the spec asks.
 
         Ports: AutoscalingRunnerSetReconciler.Reconcile, the final status write
         """
-        await self.update(ars, PHASE_RUNNING, observed_generation=_generation(ars))
+        await self.update(ars, AutoscalingRunnerSetPhase.RUNNING, observed_generation=_generation(ars))
         return Result()

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import API_VERSION
+from arc_controllers.api.v1alpha1 import API_VERSION, Kind
 from arc_controllers.resourcebuilder.labels import apply_github_url_labels, filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener.options import ListenerBuildOptions, scale_set_listener_name
 from arc_controllers.resourcebuilder.runnerset import runner_scale_set_id
@@ -130,4 +130,9 @@ def new_autoscaling_listener(
         listener_meta["labels"] = final_labels
     if annotations is not None:
         listener_meta["annotations"] = annotations
-    return {"apiVersion": API_VERSION, "kind": "AutoscalingListener", "metadata": listener_meta, "spec": listener_spec}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": Kind.AUTOSCALING_LISTENER.value,
+        "metadata": listener_meta,
+        "spec": listener_spec,
+    }

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import GROUP
+from arc_controllers.api.v1alpha1 import GROUP
 from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener.options import ListenerBuildOptions
 from arc_controllers.resourcebuilder.runner import controller_reference
