@@ -36,7 +36,7 @@ def listener_pod_is_dead(pod: Object) -> bool:
 
     Ports: listenerPodIsDead (#4680; without the [UNCONFIRMED] 15 s restart delay)
     """
-    status = pod.get("status") or {}
+    status = objects.status(pod)
     if status.get("reason") == "Evicted":
         return True
     for container in status.get("containerStatuses") or []:
@@ -50,7 +50,7 @@ def _publish_running(listener: Object, pod: Object) -> None:
 
     Ports: AutoscalingListenerReconciler.Reconcile, the running-metric block
     """
-    for container in (pod.get("status") or {}).get("containerStatuses") or []:
+    for container in objects.status(pod).get("containerStatuses") or []:
         if container.get("name") == LISTENER_CONTAINER_NAME and (container.get("state") or {}).get("running"):
             try:
                 publish_listener_up(listener)

@@ -51,7 +51,7 @@ log = structlog.get_logger(__name__)
 
 def rbac_to_listener(obj: Object) -> list[Request]:
     """Python only: map a Role/RoleBinding event to its listener by the ``auto-scaling-listener-*`` labels."""
-    labels = (obj.get("metadata") or {}).get("labels") or {}
+    labels = objects.labels(obj)
     namespace = labels.get(constants.LABEL_KEY_LISTENER_NAMESPACE)
     name = labels.get(constants.LABEL_KEY_LISTENER_NAME)
     return [Request(namespace, name)] if namespace and name else []

@@ -6,6 +6,7 @@ watch of AutoscalingRunnerSetReconciler.SetupWithManager
 
 from __future__ import annotations
 
+from arc_controllers.api.v1alpha1 import objects
 from reconcilekit.client.interfaces import Object
 from reconcilekit.reconcile import Request
 
@@ -27,7 +28,7 @@ def autoscaling_runner_set_owner_index_value(namespace: str, name: str) -> str:
 
 def listener_scale_set_index(obj: Object) -> list[str]:
     """Python only: the ``.spec.autoscalingRunnerSet`` index value of a listener."""
-    spec = obj.get("spec") or {}
+    spec = objects.spec(obj)
     namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
     if not namespace or not name:
         return []
@@ -36,6 +37,6 @@ def listener_scale_set_index(obj: Object) -> list[str]:
 
 def listener_to_scale_set(obj: Object) -> list[Request]:
     """Python only: map a listener event to its AutoscalingRunnerSet."""
-    spec = obj.get("spec") or {}
+    spec = objects.spec(obj)
     namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
     return [Request(namespace, name)] if namespace and name else []

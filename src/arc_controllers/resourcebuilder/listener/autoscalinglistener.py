@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers.api.v1alpha1 import API_VERSION, Kind
+from arc_controllers.api.v1alpha1 import API_VERSION, Kind, objects
 from arc_controllers.resourcebuilder.labels import apply_github_url_labels, filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener.options import ListenerBuildOptions, scale_set_listener_name
 from arc_controllers.resourcebuilder.runnerset import runner_scale_set_id
@@ -52,7 +52,7 @@ def _listener_spec(
     """
     scale_set_id = runner_scale_set_id(autoscaling_runner_set)
     meta = autoscaling_runner_set["metadata"]
-    spec = autoscaling_runner_set.get("spec") or {}
+    spec = objects.spec(autoscaling_runner_set)
     max_runners = spec.get("maxRunners")
     min_runners = spec.get("minRunners")
     listener_spec: dict[str, Any] = {
@@ -102,7 +102,7 @@ def new_autoscaling_listener(
         autoscaling_runner_set, ephemeral_runner_set, image=image, image_pull_secrets=image_pull_secrets
     )
     meta = autoscaling_runner_set["metadata"]
-    spec = autoscaling_runner_set.get("spec") or {}
+    spec = objects.spec(autoscaling_runner_set)
     ars_labels = meta.get("labels") or {}
     excluded = options.exclude_label_propagation_prefixes
     labels = filter_and_merge_labels(

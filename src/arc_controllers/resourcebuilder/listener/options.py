@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arc_controllers import constants
+from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.resourcebuilder.runner import fnv_hash_string
 
 __all__ = [
@@ -89,7 +90,7 @@ def _hash_suffix(namespace: str, runner_group: str, config_url: str) -> str:
 def scale_set_listener_name(autoscaling_runner_set: Mapping[str, Any]) -> str:
     """``<ARS name>-<hash8 of "ns@runnerGroup@configUrl">-listener``. Ports: scaleSetListenerName"""
     meta = autoscaling_runner_set["metadata"]
-    spec = autoscaling_runner_set.get("spec") or {}
+    spec = objects.spec(autoscaling_runner_set)
     suffix = _hash_suffix(meta["namespace"], spec.get("runnerGroup") or "", spec.get("githubConfigUrl") or "")
     return f"{meta['name']}-{suffix}-listener"
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arc_controllers import constants
+from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.resourcebuilder.listener.options import (
     LISTENER_CONTAINER_NAME,
     ListenerBuildOptions,
@@ -24,7 +25,7 @@ __all__ = ["merge_listener_pod_with_template", "new_scale_set_listener_pod"]
 
 def _proxy_env(listener: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Python only: the listener container's proxy variables, one per configured part."""
-    proxy = (listener.get("spec") or {}).get("proxy")
+    proxy = objects.spec(listener).get("proxy")
     if proxy is None:
         return []
     secret = proxy_listener_secret_name(listener)
@@ -58,7 +59,7 @@ def new_scale_set_listener_pod(
 
     Ports: ResourceBuilder.newScaleSetListenerPod
     """
-    spec = listener.get("spec") or {}
+    spec = objects.spec(listener)
     meta = listener["metadata"]
     container: dict[str, Any] = {
         "name": LISTENER_CONTAINER_NAME,
@@ -201,16 +202,15 @@ def merge_listener_pod_with_template(pod: dict[str, Any], template: Mapping[str,
 
     Ports: mergeListenerPodWithTemplate
     """
-    meta = pod.setdefault("metadata", {})
-    tmeta = template.get("metadata") or {}
+    meta = objects.mutable_meta(pod)
     annotations = meta.setdefault("annotations", {})
-    for key, value in (tmeta.get("annotations") or {}).items():
+    for key, value in objects.annotations(template).items():
         annotations.setdefault(key, value)
     labels = meta.setdefault("labels", {})
-    for key, value in (tmeta.get("labels") or {}).items():
+    for key, value in objects.labels(template).items():
         labels.setdefault(key, value)
     spec = pod["spec"]
-    tspec = template.get("spec") or {}
+    tspec = objects.spec(template)
     listener_container = spec["containers"][0]
     for container in tspec.get("containers") or []:
         if container.get("name") == LISTENER_CONTAINER_NAME:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers.api.v1alpha1 import GROUP
+from arc_controllers.api.v1alpha1 import GROUP, objects
 from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener.options import ListenerBuildOptions
 from arc_controllers.resourcebuilder.runner import controller_reference
@@ -36,7 +36,7 @@ def new_scale_set_listener_service_account(listener: Mapping[str, Any], *, optio
     Ports: ResourceBuilder.newScaleSetListenerServiceAccount
     """
     meta = listener["metadata"]
-    spec = listener.get("spec") or {}
+    spec = objects.spec(listener)
     excluded = options.exclude_label_propagation_prefixes
     labels = filter_and_merge_labels(
         meta.get("labels"),
@@ -84,7 +84,7 @@ def rules_for_listener_role(resource_names: Sequence[str]) -> list[dict[str, Any
 def _rbac_labels(listener: Mapping[str, Any], excluded: tuple[str, ...]) -> dict[str, str] | None:
     """Python only: the labels the listener's Role and RoleBinding share."""
     meta = listener["metadata"]
-    spec = listener.get("spec") or {}
+    spec = objects.spec(listener)
     return filter_and_merge_labels(
         meta.get("labels"),
         {
@@ -107,7 +107,7 @@ def new_scale_set_listener_role(listener: Mapping[str, Any], *, options: Listene
 
     Ports: ResourceBuilder.newScaleSetListenerRole
     """
-    spec = listener.get("spec") or {}
+    spec = objects.spec(listener)
     excluded = options.exclude_label_propagation_prefixes
     labels = _rbac_labels(listener, excluded)
     annotations: dict[str, str] | None = {}
@@ -142,7 +142,7 @@ def new_scale_set_listener_role_binding(
 
     Ports: ResourceBuilder.newScaleSetListenerRoleBinding
     """
-    spec = listener.get("spec") or {}
+    spec = objects.spec(listener)
     excluded = options.exclude_label_propagation_prefixes
     labels = _rbac_labels(listener, excluded)
     annotations: dict[str, str] | None = {}

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arc_controllers import constants
+from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.api.v1alpha1.appconfig import AppConfig
 from arc_controllers.resourcebuilder.labels import filter_and_merge_labels
 from arc_controllers.resourcebuilder.listener.options import (
@@ -83,7 +84,7 @@ def _config_secret_metadata(listener: Mapping[str, Any], options: ListenerBuildO
 
     Ports: ResourceBuilder.newScaleSetListenerConfig, the metadata
     """
-    user = (listener.get("spec") or {}).get("configSecretMetadata") or {}
+    user = objects.spec(listener).get("configSecretMetadata") or {}
     secret_meta: dict[str, Any] = {
         "name": scale_set_listener_config_name(listener),
         "namespace": listener["metadata"]["namespace"],
@@ -119,7 +120,7 @@ def new_scale_set_listener_config(
 
     Ports: ResourceBuilder.newScaleSetListenerConfig
     """
-    spec = listener.get("spec") or {}
+    spec = objects.spec(listener)
     config: dict[str, Any] = {
         "configure_url": spec.get("githubConfigUrl", ""),
         "ephemeral_runner_set_namespace": spec.get("autoscalingRunnerSetNamespace", ""),
@@ -158,7 +159,7 @@ def new_autoscaling_listener_proxy_secret(listener: Mapping[str, Any], data: Map
 
     Ports: ResourceBuilder.newAutoscalingListenerProxySecret
     """
-    spec = listener.get("spec") or {}
+    spec = objects.spec(listener)
     return {
         "apiVersion": "v1",
         "kind": "Secret",
