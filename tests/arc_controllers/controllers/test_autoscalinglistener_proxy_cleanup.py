@@ -1,4 +1,6 @@
-"""A stopped listener still deletes its proxy secret after the proxy left its spec (spec §6.3 row 3).
+"""A stopped listener still deletes its proxy secret after the proxy left its spec.
+
+Notes: docs/porting-notes.md, AutoscalingListenerReconciler.cleanupResources.
 
 Upstream: controllers/actions.github.com/autoscalinglistener_proxy_cleanup_test.go @ 142132e5.
 The proxy secret is owned by the listener, so only deleting the listener would collect it; a
@@ -75,7 +77,8 @@ async def test_cleanup_resources_deletes_the_proxy_secret_without_asking_the_spe
     assert await _proxy_secret_gone(client), "the proxy secret goes with the listener's other resources"
 
 
-# Python only: the same through Reconcile's Stopped branch (spec §6.2 step 5), owner scale set present.
+# Python only: the same through Reconcile's Stopped branch (AutoscalingListenerReconciler.Reconcile step 5),
+# owner scale set present.
 async def test_stopped_listener_reconcile_deletes_the_orphaned_proxy_secret() -> None:
     ars = {
         "apiVersion": "actions.github.com/v1alpha1",

@@ -1,6 +1,6 @@
 """AutoscalingRunnerSet parking and recovery, one reconcile at a time on a fake API server.
 
-Upstream (spec §12.3 "files present, not read", read for this port):
+Upstream (files docs/porting-notes.md lists under autoscalingrunnerset_controller_test.go, read for this port):
 * autoscalingrunnerset_outdated_recovery_test.go @ 31ae8437 — the three Test* below and its
   ``outdatedFixture``: a scale set whose EphemeralRunnerSet reported Outdated for the revision it
   applied (revision 1, replicas 3, patch 7, runner image ``runner:rejected``).
