@@ -709,10 +709,10 @@ def _image(runner: dict[str, Any]) -> str:
 #   It "It should wait for running and pending jobs to finish before applying the update."
 # The title is June master's; its newest expectation (docs/porting-notes.md, #4516/#4638) is the opposite of "wait":
 # the ARS publishes the new runner spec at once as a new actionable revision on the same EphemeralRunnerSet (no
-# second set, listener untouched, ARS Running), and the set applies it by keeping the runner that has a job and deleting the
-# idle and the pending runners; the listener's next patch brings replacements built from the new spec. Upstream's
-# ARS suite writes the set's status by hand; here the EphemeralRunnerSet controller runs (no runner controller:
-# runner statuses are written by the test).
+# second set, listener untouched, ARS Running), and the set applies it by keeping the runner that has a job and
+# deleting the idle and the pending runners; the listener's next patch brings replacements built from the new spec.
+# Upstream's ARS suite writes the set's status by hand; here the EphemeralRunnerSet controller runs (no runner
+# controller: runner statuses are written by the test).
 async def test_runner_spec_update_applies_at_once_keeping_busy_runners(world: World) -> None:
     w = world
     await w.start(enabled=("autoscalingrunnerset", "autoscalinglistener", "ephemeralrunnerset"))
