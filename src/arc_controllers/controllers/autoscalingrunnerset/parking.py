@@ -22,10 +22,9 @@ from arc_controllers.controllers.autoscalingrunnerset.listener import (
     delete_ignoring_not_found,
     is_stopped,
 )
-from arc_controllers.controllers.autoscalingrunnerset.runnerset import RunnerSetPublisher
+from arc_controllers.controllers.autoscalingrunnerset.runnerset import RunnerSetPublisher, merged_metadata
 from arc_controllers.controllers.autoscalingrunnerset.status import ScaleSetStatus
 from arc_controllers.controllers.helpers import listener_spec_changed
-from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
 from arc_controllers.resourcebuilder.runnerset import new_ephemeral_runner_set
 from reconcilekit.client.interfaces import Client, Object
@@ -129,26 +128,21 @@ class Parking:
 
     async def _update_stopped_listener(self, current: Object, desired: Object) -> None:
         """Ports: AutoscalingRunnerSetReconciler.propagateToStoppedListener, the update of the current listener"""
-        labels = filter_and_merge_labels(
-            objects.meta(current).get("labels"),
-            objects.meta(desired).get("labels"),
-            self.listeners.options.exclude_label_propagation_prefixes,
-        )
-        annotations = merge_annotations(
-            objects.meta(current).get("annotations"), objects.meta(desired).get("annotations")
+        labels, annotations = merged_metadata(
+            current, desired, self.listeners.options.exclude_label_propagation_prefixes
         )
         if (
             not listener_spec_changed(current, desired)
-            and (labels or {}) == objects.labels(current)
-            and (annotations or {}) == objects.annotations(current)
+            and labels == objects.labels(current)
+            and annotations == objects.annotations(current)
         ):
             return
         patch = merge_from(current)
         spec = copy.deepcopy(objects.spec(desired))
         spec["phase"] = AutoscalingListenerPhase.STOPPED
         current["spec"] = spec
-        objects.mutable_meta(current)["labels"] = labels or {}
-        objects.mutable_meta(current)["annotations"] = annotations or {}
+        objects.mutable_meta(current)["labels"] = labels
+        objects.mutable_meta(current)["annotations"] = annotations
         await self.client.patch(current, patch)
         log.info("updated stopped listener", autoscalinglistener=objects.name(current))
 

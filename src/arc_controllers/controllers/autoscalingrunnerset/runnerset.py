@@ -31,7 +31,7 @@ from reconcilekit.client.patch import merge_from
 from reconcilekit.errors import AlreadyExistsError, NotFoundError
 from reconcilekit.reconcile import Result
 
-__all__ = ["RunnerSetPublisher", "needs_new_revision"]
+__all__ = ["RunnerSetPublisher", "merged_metadata", "needs_new_revision"]
 
 log = structlog.get_logger(__name__)
 
@@ -42,6 +42,17 @@ def needs_new_revision(runner_set: Object, desired: Object) -> bool:
         runner_set
     ) and ephemeral_runner_set_desired_spec_changed(runner_set, desired)
     return ephemeral_runner_set_actionable_spec_changed(runner_set, desired) or recovering
+
+
+def merged_metadata(
+    live: Object, desired: Object, excluded_label_prefixes: tuple[str, ...]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Python only: desired labels/annotations merged over the live ones (foreign keys survive, #4634)."""
+    labels = filter_and_merge_labels(
+        objects.meta(live).get("labels"), objects.meta(desired).get("labels"), excluded_label_prefixes
+    )
+    annotations = merge_annotations(objects.meta(live).get("annotations"), objects.meta(desired).get("annotations"))
+    return labels or {}, annotations or {}
 
 
 def _set_runner_metadata(spec: dict[str, object], desired: Object) -> None:
@@ -121,14 +132,8 @@ class RunnerSetPublisher:
         return self.runner_spec_changed(ars, runner_set)
 
     def merged_metadata(self, live: Object, desired: Object) -> tuple[dict[str, str], dict[str, str]]:
-        """Python only: desired labels/annotations merged over the live ones (foreign keys survive, #4634)."""
-        labels = filter_and_merge_labels(
-            objects.meta(live).get("labels"),
-            objects.meta(desired).get("labels"),
-            self.build_options.exclude_label_propagation_prefixes,
-        )
-        annotations = merge_annotations(objects.meta(live).get("annotations"), objects.meta(desired).get("annotations"))
-        return labels or {}, annotations or {}
+        """Python only: `merged_metadata` with the runner build's label exclusions."""
+        return merged_metadata(live, desired, self.build_options.exclude_label_propagation_prefixes)
 
     async def publish_runner_spec(self, runner_set: Object, desired: Object) -> Result:
         """Patch the new runner spec and metadata onto the set with the next actionable revision.
