@@ -10,16 +10,15 @@ methods, as main.go calls them in scale-set mode
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import (
-    API_VERSION,
+from arc_controllers.api.v1alpha1 import (
     AUTOSCALING_LISTENER,
     EPHEMERAL_RUNNER_SET,
     SERVICE_ACCOUNT,
+    Kind,
 )
 from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
 from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
@@ -28,15 +27,11 @@ from arc_controllers.controllers.autoscalingrunnerset import (
     AutoscalingRunnerSetReconciler,
     listener_scale_set_index,
 )
-from arc_controllers.controllers.ephemeralrunnerset import RESOURCE_OWNER_KEY
-from arc_controllers.controllers.runner_setup import (
-    setup_ephemeral_runner_reconciler,
-    setup_ephemeral_runner_set_reconciler,
-    setup_runner_indexers,
-)
+from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
+from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
+from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY, controller_owner_index, setup_runner_indexers
 from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
-from reconcilekit.client.interfaces import Object
 from reconcilekit.controller.options import Options as ControllerOptions
 from reconcilekit.manager import Manager
 
@@ -98,8 +93,8 @@ class Controllers:
 
     autoscaling_runner_set: AutoscalingRunnerSetReconciler
     autoscaling_listener: AutoscalingListenerReconciler
-    runner_set: Any
-    runner: Any
+    runner_set: EphemeralRunnerSetReconciler | None
+    runner: EphemeralRunnerReconciler | None
     actions: SecretActionsClientFactory
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -111,22 +106,6 @@ class Controllers:
         await self.actions.aclose()
 
 
-def _owner_index(allowed: Iterable[str]) -> Any:
-    """Python only: an index function naming the controller owner when it is one of ``allowed``."""
-    kinds = tuple(allowed)
-
-    def extract(obj: Object) -> list[str]:
-        """Python only: the owner name, or nothing."""
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("controller"):
-                if ref.get("apiVersion") == API_VERSION and ref.get("kind") in kinds:
-                    return [str(ref.get("name"))]
-                return []
-        return []
-
-    return extract
-
-
 async def setup_indexers(mgr: Manager) -> None:
     """All of ARC's field indexers: ``.metadata.controller`` and ``.spec.autoscalingRunnerSet``.
 
@@ -134,8 +113,10 @@ async def setup_indexers(mgr: Manager) -> None:
     """
     await setup_runner_indexers(mgr)
     cache = mgr.get_cache()
-    await cache.index_field(SERVICE_ACCOUNT, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingListener"]))
-    await cache.index_field(EPHEMERAL_RUNNER_SET, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingRunnerSet"]))
+    await cache.index_field(SERVICE_ACCOUNT, RESOURCE_OWNER_KEY, controller_owner_index([Kind.AUTOSCALING_LISTENER]))
+    await cache.index_field(
+        EPHEMERAL_RUNNER_SET, RESOURCE_OWNER_KEY, controller_owner_index([Kind.AUTOSCALING_RUNNER_SET])
+    )
     await cache.index_field(AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET_OWNER_KEY, listener_scale_set_index)
 
 
@@ -144,6 +125,30 @@ def _controller_options(concurrency: int, options: ControllersOptions) -> Contro
     return ControllerOptions(
         max_concurrent_reconciles=max(concurrency, 1), skip_name_validation=options.skip_name_validation
     )
+
+
+def _setup_runner_reconcilers(
+    mgr: Manager, options: ControllersOptions, actions: SecretActionsClientFactory, build_options: RunnerBuildOptions
+) -> tuple[EphemeralRunnerSetReconciler | None, EphemeralRunnerReconciler | None]:
+    """Python only: construct the enabled runner reconcilers and call their ``setup_with_manager``."""
+    runner_set = runner = None
+    if "ephemeralrunnerset" in options.enabled:
+        runner_set = EphemeralRunnerSetReconciler(
+            client=mgr.get_client(), api_reader=mgr.get_api_reader(), actions=actions, build_options=build_options
+        )
+        runner_set.setup_with_manager(
+            mgr, options=_controller_options(options.ephemeral_runner_set_concurrency, options)
+        )
+    if "ephemeralrunner" in options.enabled:
+        runner = EphemeralRunnerReconciler(
+            client=mgr.get_client(),
+            actions=actions,
+            unregistration_queue=None,
+            build_options=build_options,
+            publish_metrics=options.publish_metrics,
+        )
+        runner.setup_with_manager(mgr, options=_controller_options(options.ephemeral_runner_concurrency, options))
+    return runner_set, runner
 
 
 async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Controllers:
@@ -190,25 +195,7 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
     if "autoscalinglistener" in options.enabled:
         listener.setup_with_manager(mgr, options=_controller_options(options.autoscaling_listener_concurrency, options))
 
-    runner_set = None
-    if "ephemeralrunnerset" in options.enabled:
-        runner_set = setup_ephemeral_runner_set_reconciler(
-            mgr,
-            actions=actions,
-            build_options=build_options,
-            max_concurrent_reconciles=options.ephemeral_runner_set_concurrency,
-            skip_name_validation=options.skip_name_validation,
-        )
-    runner = None
-    if "ephemeralrunner" in options.enabled:
-        runner = setup_ephemeral_runner_reconciler(
-            mgr,
-            actions=actions,
-            build_options=build_options,
-            max_concurrent_reconciles=options.ephemeral_runner_concurrency,
-            skip_name_validation=options.skip_name_validation,
-            publish_metrics=options.publish_metrics,
-        )
+    runner_set, runner = _setup_runner_reconcilers(mgr, options, actions, build_options)
     return Controllers(
         autoscaling_runner_set=ars,
         autoscaling_listener=listener,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.api.v1alpha1.equality import semantic_equal
 from arc_controllers.controllers.runnerstates import pod_ready
 from reconcilekit.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
@@ -34,7 +35,7 @@ Projection = Callable[[Mapping[str, Any]], Any]
 
 def _reconciled_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
     """Python only: the metadata fields a reconciler reads."""
-    meta = obj.get("metadata") or {}
+    meta = objects.meta(obj)
     return {key: meta.get(key) for key in _RECONCILED_METADATA}
 
 
@@ -97,15 +98,9 @@ class ProjectionPredicate:
         return not semantic_equal(self._projection(old), self._projection(new))
 
 
-def _status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Python only: ``obj["status"]``, or an empty dict."""
-    status: Mapping[str, Any] = obj.get("status") or {}
-    return status
-
-
 def _runner_set_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the EphemeralRunnerSet fields the AutoscalingRunnerSet reconciler reads."""
-    status = _status(obj)
+    status = objects.status(obj)
     return (
         _reconciled_metadata(obj),
         obj.get("spec"),
@@ -116,7 +111,7 @@ def _runner_set_projection(obj: Mapping[str, Any]) -> Any:
 
 def _runner_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the EphemeralRunner fields the EphemeralRunnerSet reconciler reads."""
-    status = _status(obj)
+    status = objects.status(obj)
     return (
         _reconciled_metadata(obj),
         obj.get("spec"),
@@ -128,7 +123,7 @@ def _runner_projection(obj: Mapping[str, Any]) -> Any:
 
 def _runner_pod_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the Pod fields the EphemeralRunner reconciler reads (no labels, no spec)."""
-    meta, status = obj.get("metadata") or {}, _status(obj)
+    meta, status = objects.meta(obj), objects.status(obj)
     return (
         meta.get("uid") or "",
         meta.get("deletionTimestamp"),
@@ -143,7 +138,7 @@ def _runner_pod_projection(obj: Mapping[str, Any]) -> Any:
 
 def _listener_pod_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the Pod fields the AutoscalingListener reconciler reads."""
-    status = _status(obj)
+    status = objects.status(obj)
     return (
         _reconciled_metadata(obj),
         obj.get("spec"),

@@ -23,7 +23,6 @@ from arc_controllers.api.v1alpha1.autoscalingrunnerset import (
     AutoscalingRunnerSetStatus,
 )
 from arc_controllers.api.v1alpha1.common import (
-    ActionsGitHubObject,
     AzureKeyVaultConfig,
     CounterMetric,
     GaugeMetric,
@@ -39,7 +38,6 @@ from arc_controllers.api.v1alpha1.common import (
     VaultType,
 )
 from arc_controllers.api.v1alpha1.ephemeralrunner import (
-    EPHEMERAL_RUNNER_CONTAINER_NAME,
     EphemeralRunner,
     EphemeralRunnerPhase,
     EphemeralRunnerSpec,
@@ -80,7 +78,6 @@ __all__ = [
     "AUTOSCALING_RUNNER_SET",
     "CONFIG_MAP",
     "EPHEMERAL_RUNNER",
-    "EPHEMERAL_RUNNER_CONTAINER_NAME",
     "EPHEMERAL_RUNNER_SET",
     "GROUP",
     "GROUP_VERSION",
@@ -91,7 +88,6 @@ __all__ = [
     "SECRET",
     "SERVICE_ACCOUNT",
     "VERSION",
-    "ActionsGitHubObject",
     "AppConfig",
     "AppConfigError",
     "ArcModel",

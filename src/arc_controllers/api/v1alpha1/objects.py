@@ -12,12 +12,14 @@ are `reconcilekit.controllerutil`'s.
 Python only: controller-runtime gets these from metav1.Object's getters.
 """
 
+import base64
 from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
     "annotations",
     "controller_reference",
+    "decoded_secret_data",
     "finalizers",
     "is_deleting",
     "labels",
@@ -28,6 +30,7 @@ __all__ = [
     "namespace",
     "owner_references",
     "resource_version",
+    "secret_data",
     "spec",
     "status",
     "uid",
@@ -109,6 +112,17 @@ def resource_version(obj: Mapping[str, Any]) -> str:
 def is_deleting(obj: Mapping[str, Any]) -> bool:
     """Whether ``metadata.deletionTimestamp`` is set (the object waits for its finalizers)."""
     return bool(meta(obj).get("deletionTimestamp"))
+
+
+def secret_data(secret: Mapping[str, Any]) -> dict[str, str]:
+    """A Secret's ``data`` as stored (base64 values), or a fresh ``{}`` when absent (read only)."""
+    found: dict[str, str] = _field(secret, "data")
+    return found
+
+
+def decoded_secret_data(secret: Mapping[str, Any]) -> dict[str, bytes]:
+    """A Secret's ``data``, base64-decoded; ``{}`` when it has none."""
+    return {key: base64.b64decode(value) for key, value in secret_data(secret).items()}
 
 
 def mutable_meta(obj: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,6 @@ createProxySecret, createSecretsForListener and certificate
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -39,11 +38,6 @@ AppConfigResolver = Callable[[Object], Awaitable[AppConfig]]
 """The GitHub credentials of a scale set (its config secret). Ports: SecretResolver.GetAppConfig"""
 
 
-def _decoded(secret: Object) -> dict[str, bytes]:
-    """Python only: a secret's data, base64-decoded."""
-    return {key: base64.b64decode(value) for key, value in (secret.get("data") or {}).items()}
-
-
 @dataclass(frozen=True, kw_only=True)
 class ListenerSecrets:
     """Python only: creates and keeps the listener's proxy and config secrets."""
@@ -65,7 +59,7 @@ class ListenerSecrets:
         namespace = objects.namespace(listener)
         live = await self.resources.get(SECRET, namespace, proxy_listener_secret_name(listener))
         if live is not None:
-            desired = new_autoscaling_listener_proxy_secret(listener, _decoded(live))
+            desired = new_autoscaling_listener_proxy_secret(listener, objects.decoded_secret_data(live))
             if self.resources.metadata_differs(live, desired):
                 await self.resources.update_metadata(live, desired)
             return
@@ -76,7 +70,7 @@ class ListenerSecrets:
             ref = (server or {}).get("credentialSecretRef")
             if ref and ref not in credentials:
                 secret = await client.get(SECRET, ObjectKey(spec.get("autoscalingRunnerSetNamespace", ""), ref))
-                credentials[ref] = _decoded(secret)
+                credentials[ref] = objects.decoded_secret_data(secret)
         desired = new_autoscaling_listener_proxy_secret(listener, proxy_secret_data(proxy, credentials))
         await client.create(desired)
         log.info("created listener proxy secret", secret=desired["metadata"]["name"])
@@ -124,7 +118,7 @@ class ListenerSecrets:
             log.info("created listener config secret", secret=desired["metadata"]["name"])
             return created
         labels, annotations = self.resources.merged(live, desired)
-        data_changed = (live.get("data") or {}) != desired["data"]
+        data_changed = objects.secret_data(live) != desired["data"]
         if data_changed or self.resources.metadata_differs(live, desired):
             patch = merge_from(live)
             objects.mutable_meta(live)["labels"] = labels

@@ -14,9 +14,13 @@ from typing import Any
 
 from arc_controllers import constants
 from arc_controllers.api.v1alpha1 import API_VERSION, Kind, objects
-from arc_controllers.resourcebuilder.labels import apply_github_url_labels, filter_and_merge_labels, merge_annotations
+from arc_controllers.resourcebuilder.labels import (
+    apply_github_url_labels,
+    filter_and_merge_labels,
+    merge_annotations,
+    runner_scale_set_id,
+)
 from arc_controllers.resourcebuilder.listener.options import ListenerBuildOptions, scale_set_listener_name
-from arc_controllers.resourcebuilder.runnerset import runner_scale_set_id
 from reconcilekit.client.interfaces import Object
 
 __all__ = ["new_autoscaling_listener"]

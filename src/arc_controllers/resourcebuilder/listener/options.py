@@ -13,7 +13,7 @@ from typing import Any
 
 from arc_controllers import constants
 from arc_controllers.api.v1alpha1 import objects
-from arc_controllers.resourcebuilder.runner import fnv_hash_string
+from arc_controllers.resourcebuilder.labels import fnv_hash_string
 
 __all__ = [
     "LISTENER_CONTAINER_NAME",

@@ -11,13 +11,13 @@ from typing import Any
 
 from arc_controllers import constants
 from arc_controllers.api.v1alpha1 import objects
+from arc_controllers.resourcebuilder.labels import controller_reference
 from arc_controllers.resourcebuilder.listener.options import (
     LISTENER_CONTAINER_NAME,
     ListenerBuildOptions,
     ListenerMetricsServerConfig,
     proxy_listener_secret_name,
 )
-from arc_controllers.resourcebuilder.runner import controller_reference
 from reconcilekit.client.interfaces import Object
 
 __all__ = ["merge_listener_pod_with_template", "new_scale_set_listener_pod"]

@@ -14,9 +14,8 @@ from typing import Any
 
 from arc_controllers import constants
 from arc_controllers.api.v1alpha1 import GROUP, objects
-from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
+from arc_controllers.resourcebuilder.labels import controller_reference, filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener.options import ListenerBuildOptions
-from arc_controllers.resourcebuilder.runner import controller_reference
 from reconcilekit.client.interfaces import Object
 
 __all__ = [

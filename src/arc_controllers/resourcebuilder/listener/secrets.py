@@ -14,14 +14,13 @@ from typing import Any
 from arc_controllers import constants
 from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.api.v1alpha1.appconfig import AppConfig
-from arc_controllers.resourcebuilder.labels import filter_and_merge_labels
+from arc_controllers.resourcebuilder.labels import controller_reference, filter_and_merge_labels
 from arc_controllers.resourcebuilder.listener.options import (
     ListenerBuildOptions,
     ListenerMetricsServerConfig,
     proxy_listener_secret_name,
     scale_set_listener_config_name,
 )
-from arc_controllers.resourcebuilder.runner import controller_reference
 from reconcilekit.client.interfaces import Object
 
 __all__ = ["new_autoscaling_listener_proxy_secret", "new_scale_set_listener_config"]
