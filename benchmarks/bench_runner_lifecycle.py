@@ -55,11 +55,9 @@ def _tally(counts: dict[Any, int]) -> dict[str, int]:
 async def _lifecycle() -> tuple[dict[str, int], dict[str, int]]:
     from arc_controllers.actions.fake import FakeActionsService
     from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
-    from arc_controllers.controllers.runner_setup import (
-        setup_ephemeral_runner_reconciler,
-        setup_ephemeral_runner_set_reconciler,
-        setup_runner_indexers,
-    )
+    from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
+    from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
+    from arc_controllers.controllers.indexers import setup_runner_indexers
     from reconcilekit.client import new_client
     from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
     from reconcilekit.client.patch import raw_patch
@@ -111,8 +109,12 @@ async def _lifecycle() -> tuple[dict[str, int], dict[str, int]]:
             )
             actions = SecretActionsClientFactory(mgr.get_api_reader())
             await setup_runner_indexers(mgr)
-            setup_ephemeral_runner_set_reconciler(mgr, actions=actions)
-            setup_ephemeral_runner_reconciler(mgr, actions=actions)
+            EphemeralRunnerSetReconciler(
+                client=mgr.get_client(), api_reader=mgr.get_api_reader(), actions=actions
+            ).setup_with_manager(mgr)
+            EphemeralRunnerReconciler(
+                client=mgr.get_client(), actions=actions, unregistration_queue=None
+            ).setup_with_manager(mgr)
             manager = asyncio.create_task(mgr.start(), name="bench-manager")
             try:
 

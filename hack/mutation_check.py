@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ERS = "src/arc_controllers/controllers/ephemeralrunnerset*.py"
-ER = "src/arc_controllers/controllers/ephemeralrunner*.py"
+ERS = "src/arc_controllers/controllers/ephemeralrunnerset/*.py"
+ER = "src/arc_controllers/controllers/ephemeralrunner/*.py"
 UNREG = "src/arc_controllers/controllers/unregistration.py"
 T_ERS = "tests/arc_controllers/controllers/test_ephemeralrunnerset.py"
 T_ER = "tests/arc_controllers/controllers/test_ephemeralrunner.py"
@@ -20,13 +20,13 @@ T_CRASH = "tests/arc_controllers/controllers/test_runner_crash.py"
 
 MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
     ("1", ERS,
-     "        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
-     "        await self._patch_applied_actionable_revision_status(object_key(runner_set), target)\n        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
+     "        await self.runners.clean_up_ephemeral_runners(runner_set)\n        await self.proxy.reconcile_proxy_secret(runner_set)\n        await self.status.patch_applied",
+     "        await self.status.patch_applied_actionable_revision_status(object_key(runner_set), target)\n        await self.runners.clean_up_ephemeral_runners(runner_set)\n        await self.proxy.reconcile_proxy_secret(runner_set)\n        await self.status.patch_applied",
      T_ERS, "seed1"),
     ("2", ERS, "if not semantic_equal(meta.get(\"annotations\"), annotations):",
      "if meta.get(\"annotations\") != annotations:", T_ERS, "seed2"),
-    ("3", ERS, "await self.client.status().patch(live, lazy.merge_from(optimistic_lock=True))\n\n        await retry_on_conflict(attempt)\n\n    async def _update_status",
-     "await self.client.status().patch(live, lazy.merge_from())\n\n        await retry_on_conflict(attempt)\n\n    async def _update_status", T_ERS, "seed3"),
+    ("3", ERS, "await self.client.status().patch(live, lazy.merge_from(optimistic_lock=True))\n\n        await retry.retry_on_conflict(retry.DEFAULT_BACKOFF, attempt)\n\n    async def update_status",
+     "await self.client.status().patch(live, lazy.merge_from())\n\n        await retry.retry_on_conflict(retry.DEFAULT_BACKOFF, attempt)\n\n    async def update_status", T_ERS, "seed3"),
     ("4", ERS, "if int(_status(live).get(\"appliedActionableRevision\") or 0) < target:",
      "if int(_status(live).get(\"appliedActionableRevision\") or 0) != target:", T_ERS, "seed4"),
     ("5", ERS, "            if state.finished:\n                return await self._clean_up_finished_runners(runner_set, state)\n",
@@ -52,42 +52,42 @@ MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
      "            _status_of(lazy.mutate())[\"finishedRunnerCleanupPatchID\"] = patch_id\n            await self.client.status().patch(live, lazy.merge_from())", T_ERS, "seed14"),
     ("15", ERS, "            runners = await reader.list(EPHEMERAL_RUNNER, namespace=key.namespace)",
      "            runners = await self.client.list(EPHEMERAL_RUNNER, namespace=key.namespace)", T_ERS, "seed15"),
-    ("12", ER, "        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER)\n        add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)",
-     "        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER) or add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)",
+    ("12", ER, "        add_finalizer(obj, _FINALIZER)\n        add_finalizer(obj, _ACTIONS_FINALIZER)",
+     "        add_finalizer(obj, _FINALIZER) or add_finalizer(obj, _ACTIONS_FINALIZER)",
      T_ER, "seed12"),
-    ("ER-order", ER, "                await self._write(runner, lazy.merge_from())\n                self._push(runner, rid)",
-     "                self._push(runner, rid)\n                await self._write(runner, lazy.merge_from())",
+    ("ER-order", ER, "                await self.writes.patch(runner, lazy.merge_from())\n                self._push(runner, rid)",
+     "                self._push(runner, rid)\n                await self.writes.patch(runner, lazy.merge_from())",
      T_ER, "patches_the_registration_finalizer_before_pushing"),
-    ("ER-lock", ER, "        await self._write_status(runner, lazy.merge_from(optimistic_lock=True))\n        self._publish_phase(runner, phase)",
-     "        await self._write_status(runner, lazy.merge_from())\n        self._publish_phase(runner, phase)", T_ER, "optimistic_lock or conflict"),
-    ("ER-lock-identity", ER, "        )\n        await self._write_status(runner, lazy.merge_from(optimistic_lock=True))\n\n",
-     "        )\n        await self._write_status(runner, lazy.merge_from())\n\n", T_ER, "provisions_secret_pod_and_runner_id"),
-    ("ER-running", ER, "        phase = current.get(\"phase\") or PHASE_PENDING",
-     "        phase = \"Running\" if _pod_ready(pod) else (current.get(\"phase\") or PHASE_PENDING)", T_ER, "never_running"),
-    ("ER-selfdereg", ER, "        if _status(runner).get(\"phase\") != PHASE_SUCCEEDED:\n            await self._queue_unregistration(runner)",
+    ("ER-lock", ER, "        await self.writes.patch_status(runner, lazy.merge_from(optimistic_lock=True))\n        self._publish_phase(runner, phase)",
+     "        await self.writes.patch_status(runner, lazy.merge_from())\n        self._publish_phase(runner, phase)", T_ER, "optimistic_lock or conflict"),
+    ("ER-lock-identity", ER, "        )\n        await self.writes.patch_status(runner, lazy.merge_from(optimistic_lock=True))\n\n    # ---- pod state",
+     "        )\n        await self.writes.patch_status(runner, lazy.merge_from())\n\n    # ---- pod state", T_ER, "provisions_secret_pod_and_runner_id"),
+    ("ER-running", ER, "        phase = current.get(\"phase\") or EphemeralRunnerPhase.PENDING",
+     "        phase = \"Running\" if pod_ready(pod) else (current.get(\"phase\") or EphemeralRunnerPhase.PENDING)", T_ER, "never_running"),
+    ("ER-selfdereg", ER, "        if _status(runner).get(\"phase\") != EphemeralRunnerPhase.SUCCEEDED:\n            await self._queue_unregistration(runner)",
      "        await self._queue_unregistration(runner)", T_ER, "never_unregistered"),
     ("crash-1", ERS,
-     "        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
-     "        await self._patch_applied_actionable_revision_status(object_key(runner_set), target)\n        await self._clean_up_ephemeral_runners(runner_set)\n        await self._reconcile_proxy_secret(runner_set)\n        await self._patch_applied",
+     "        await self.runners.clean_up_ephemeral_runners(runner_set)\n        await self.proxy.reconcile_proxy_secret(runner_set)\n        await self.status.patch_applied",
+     "        await self.status.patch_applied_actionable_revision_status(object_key(runner_set), target)\n        await self.runners.clean_up_ephemeral_runners(runner_set)\n        await self.proxy.reconcile_proxy_secret(runner_set)\n        await self.status.patch_applied",
      T_CRASH, "crash"),
     ("crash-9", ERS, "scale_up_total = total + len(state.deleting)", "scale_up_total = total", T_CRASH, "crash"),
     ("crash-b", ERS, "                if not is_runner_not_found(err):\n                    raise\n", "                raise\n", T_CRASH, "crash"),
-    ("crash-unobserved", ERS, "        state.unobserved = self._observe_created(object_key(runner_set), runners.items)\n", "", T_CRASH, "crash"),
+    ("crash-unobserved", ERS, "        state.unobserved = self.runners.observe_created(object_key(runner_set), runners.items)\n", "", T_CRASH, "crash"),
     ("conflict-log", "src/reconcilekit/controller/_controller.py", "                    if _only_conflicts(err):\n",
      "                    if False:\n", "tests/reconcilekit/controller/test_controller.py", "conflict"),
     ("conflict-group", "src/reconcilekit/controller/_controller.py", "                    if _only_conflicts(err):\n",
      "                    if is_conflict(err):\n", "tests/reconcilekit/controller/test_controller.py", "group_of_only_conflicts"),
-    ("stale-phase", "src/arc_controllers/controllers/runnerstates.py", "ANNOTATION_ACTIONABLE_REVISION) < judged_revision:",
-     "ANNOTATION_ACTIONABLE_REVISION) < -1:", "tests/arc_controllers/controllers/test_ephemeralrunnerset_update_status.py", "stale"),
-    ("scale-down-continues", ERS, "                if not await self._delete_ephemeral_runner_with_actions_client(runner, actions):\n                    continue\n",
-     "                if not await self._delete_ephemeral_runner_with_actions_client(runner, actions):\n                    break\n",
+    ("stale-phase", "src/arc_controllers/controllers/runnerstates.py", "ANNOTATION_KEY_ACTIONABLE_REVISION) < judged_revision:",
+     "ANNOTATION_KEY_ACTIONABLE_REVISION) < -1:", "tests/arc_controllers/controllers/test_ephemeralrunnerset_update_status.py", "stale"),
+    ("scale-down-continues", ERS, "                if not await self.delete_ephemeral_runner_with_actions_client(runner, actions):\n                    continue\n",
+     "                if not await self.delete_ephemeral_runner_with_actions_client(runner, actions):\n                    break\n",
      "tests/arc_controllers/controllers/test_ephemeralrunnerset_parallel.py", "continues"),
     ("pod-release", ER, "    return len(status.get(\"containerStatuses\") or []) == len(containers)\n", "    return True\n",
      "tests/arc_controllers/controllers/test_ephemeralrunner_pod_release.py", "grace_period"),
     ("hook-secrets", ER, "(await self.client.list(gvk, namespace=namespace, labels=labels))",
      "(await self.client.list(gvk, namespace=None, labels=labels))",
      "tests/arc_controllers/controllers/test_ephemeralrunner_hook_cleanup.py", "linked_secrets"),
-    ("unobserved", ERS, "        state.unobserved = self._observe_created(object_key(runner_set), runners.items)\n", "", T_ERS, "not_yet_in_the_cache"),
+    ("unobserved", ERS, "        state.unobserved = self.runners.observe_created(object_key(runner_set), runners.items)\n", "", T_ERS, "not_yet_in_the_cache"),
 ]
 
 

@@ -30,21 +30,53 @@ from polling import consistently as consistently  # re-exported for the test mod
 from polling import eventually as eventually
 
 from arc_controllers.actions.fake import FakeActionsService
+from arc_controllers.controllers import ephemeralrunner, ephemeralrunnerset
 from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
-from arc_controllers.controllers.runner_setup import (
-    setup_ephemeral_runner_reconciler,
-    setup_ephemeral_runner_set_reconciler,
-    setup_runner_indexers,
-)
+from arc_controllers.controllers.indexers import setup_runner_indexers
 from reconcilekit.cache import Options as CacheOptions
 from reconcilekit.client import new_client
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 from reconcilekit.client.patch import raw_patch
 from reconcilekit.config import load_rest_config
+from reconcilekit.controller.options import Options as ControllerOptions
 from reconcilekit.envtest import Environment
 from reconcilekit.manager import Options, new_manager
 
 CRDS = Path(__file__).resolve().parents[2] / "config" / "crd"
+
+
+def setup_ephemeral_runner_set_reconciler(
+    mgr: Any, *, actions: Any, skip_name_validation: bool = False
+) -> ephemeralrunnerset.EphemeralRunnerSetReconciler:
+    """The EphemeralRunnerSet reconciler on ``mgr``, as the manager builds it (default concurrency)."""
+    reconciler = ephemeralrunnerset.EphemeralRunnerSetReconciler(
+        client=mgr.get_client(), api_reader=mgr.get_api_reader(), actions=actions
+    )
+    reconciler.setup_with_manager(
+        mgr,
+        options=ControllerOptions(
+            max_concurrent_reconciles=ephemeralrunnerset.DEFAULT_CONCURRENCY, skip_name_validation=skip_name_validation
+        ),
+    )
+    return reconciler
+
+
+def setup_ephemeral_runner_reconciler(
+    mgr: Any, *, actions: Any, skip_name_validation: bool = False
+) -> ephemeralrunner.EphemeralRunnerReconciler:
+    """The EphemeralRunner reconciler on ``mgr`` with its own unregistration queue (default concurrency)."""
+    reconciler = ephemeralrunner.EphemeralRunnerReconciler(
+        client=mgr.get_client(), actions=actions, unregistration_queue=None
+    )
+    reconciler.setup_with_manager(
+        mgr,
+        options=ControllerOptions(
+            max_concurrent_reconciles=ephemeralrunner.DEFAULT_CONCURRENCY, skip_name_validation=skip_name_validation
+        ),
+    )
+    return reconciler
+
+
 ERS = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")
 ER = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
 POD = GroupVersionKind("", "v1", "Pod")

@@ -28,15 +28,15 @@ from polling import consistently as consistently  # re-exported for the test mod
 from polling import eventually
 
 from arc_controllers.actions.fake import FakeActionsService
-from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
-from arc_controllers.controllers.autoscalinglistener import CONFIG_MAP
-from arc_controllers.controllers.autoscalingrunnerset import (
+from arc_controllers.api.v1alpha1 import (
     AUTOSCALING_LISTENER,
     AUTOSCALING_RUNNER_SET,
+    CONFIG_MAP,
     ROLE,
     ROLE_BINDING,
     SERVICE_ACCOUNT,
 )
+from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
 from reconcilekit.cache import Options as CacheOptions
 from reconcilekit.client import new_client

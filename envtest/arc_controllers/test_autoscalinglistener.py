@@ -1,6 +1,6 @@
 """AutoscalingListener controller on a real API server.
 
-Upstream: controllers/actions.github.com/autoscalinglistener_controller_test.go (spec §12.4).
+Upstream: controllers/actions.github.com/autoscalinglistener_controller_test.go (docs/porting-notes.md).
 As upstream, only the listener controller runs; the test creates the AutoscalingRunnerSet
 and the AutoscalingListener itself. No kubelet: pod statuses are written by the test.
 """

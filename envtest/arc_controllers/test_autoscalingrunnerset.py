@@ -1,7 +1,7 @@
 """AutoscalingRunnerSet controller on a real API server with the fake Actions service.
 
 Upstream: controllers/actions.github.com/autoscalingrunnerset_controller_test.go (June
-master titles plus the #4636/#4652/#4660/#4682/#4695 additions listed in the spec §12.3).
+master titles plus the #4636/#4652/#4660/#4682/#4695 additions listed in docs/porting-notes.md).
 All four controllers run, as in a real manager; no kubelet, so listener pods stay Pending.
 """
 
@@ -315,7 +315,7 @@ async def test_latest_labels_propagate_with_the_runner_spec_update(world: World)
 
 
 # Upstream: It "updates EphemeralRunnerSet and Listener when the GitHub config secret changes". June master (integrity
-#   hash era) updated the listener in place; the newest reconciler (spec §5.2 step 12) deletes a listener whose spec
+#   hash era) updated the listener in place; the newest reconciler (Reconcile step 10) deletes a listener whose spec
 #   drifted and creates it again, so here the set is updated in place (new revision: the secret name is part of the
 #   runner spec) and the listener is replaced, once, by one that names the new secret.
 async def test_config_secret_change_updates_set_and_replaces_listener(world: World) -> None:
@@ -707,12 +707,12 @@ def _image(runner: dict[str, Any]) -> str:
 
 # Upstream: Context "When updating an AutoscalingRunnerSet with running or pending jobs"
 #   It "It should wait for running and pending jobs to finish before applying the update."
-# The title is June master's; its newest expectation (spec §12.3 ⚠, #4516/#4638) is the opposite of "wait": the ARS
-# publishes the new runner spec at once as a new actionable revision on the same EphemeralRunnerSet (no second set,
-# listener untouched, ARS Running), and the set applies it by keeping the runner that has a job and deleting the
-# idle and the pending runners; the listener's next patch brings replacements built from the new spec. Upstream's
-# ARS suite writes the set's status by hand; here the EphemeralRunnerSet controller runs (no runner controller:
-# runner statuses are written by the test).
+# The title is June master's; its newest expectation (docs/porting-notes.md, #4516/#4638) is the opposite of "wait":
+# the ARS publishes the new runner spec at once as a new actionable revision on the same EphemeralRunnerSet (no
+# second set, listener untouched, ARS Running), and the set applies it by keeping the runner that has a job and
+# deleting the idle and the pending runners; the listener's next patch brings replacements built from the new spec.
+# Upstream's ARS suite writes the set's status by hand; here the EphemeralRunnerSet controller runs (no runner
+# controller: runner statuses are written by the test).
 async def test_runner_spec_update_applies_at_once_keeping_busy_runners(world: World) -> None:
     w = world
     await w.start(enabled=("autoscalingrunnerset", "autoscalinglistener", "ephemeralrunnerset"))

@@ -265,7 +265,7 @@ def _reconciles(controller: str) -> float:
     )
 
 
-# Python only (pins spec §4.7's semantic equality in ephemeralRunnerSetActionableSpecChanged and listenerSpecChanged,
+# Python only (pins the semantic equality in ephemeralRunnerSetActionableSpecChanged and listenerSpecChanged,
 #   #4682/#4695, end to end): a scale set whose runner and listener templates hold explicit empty collections, with
 #   the EphemeralRunnerSet and listener as Go ARC writes them (typed structs, ``omitempty``: the empty collections
 #   absent). A restarted controller must see no change: no new revision, the same listener. Strict equality would

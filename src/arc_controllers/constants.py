@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final
 
-# --- Labels (spec §3.1) ---------------------------------------------------------------
+# --- Labels ---------------------------------------------------------------
 
 LABEL_KEY_KUBERNETES_PART_OF: Final = "app.kubernetes.io/part-of"
 """Set to `LABEL_VALUE_KUBERNETES_PART_OF` on the listener and the EphemeralRunnerSet."""
@@ -48,12 +48,12 @@ LABEL_VALUE_COMPONENT_RUNNER: Final = "runner"
 LABEL_VALUE_KUBERNETES_OS_LINUX: Final = "linux"
 
 LABEL_VALUE_MAX_LENGTH: Final = 63
-"""Kubernetes' limit on a label value; longer values are trimmed (spec §3.1 ``trimLabelValue``)."""
+"""Kubernetes' limit on a label value; longer values are trimmed (``trimLabelValue``)."""
 LABEL_VALUE_TRIM_KEEP: Final = 58
 """A too-long label value keeps this many characters, then gets `LABEL_VALUE_TRIM_SUFFIX`."""
 LABEL_VALUE_TRIM_SUFFIX: Final = "-trim"
 
-# --- Annotations (spec §3.2) ----------------------------------------------------------
+# --- Annotations ----------------------------------------------------------
 
 ANNOTATION_KEY_RUNNER_SCALE_SET_ID: Final = "runner-scale-set-id"
 """On the AutoscalingRunnerSet: the Actions scale set id, decimal. Absent, unparseable or <= 0: create one."""
@@ -92,7 +92,7 @@ CLEANUP_ANNOTATION_KEYS: Final = (
 )
 """The annotations the Helm chart sets on an AutoscalingRunnerSet to name dependents to un-finalize."""
 
-# --- Finalizers (spec §3.3) -----------------------------------------------------------
+# --- Finalizers -----------------------------------------------------------
 
 AUTOSCALING_RUNNER_SET_FINALIZER_NAME: Final = "autoscalingrunnerset.actions.github.com/finalizer"
 AUTOSCALING_RUNNER_SET_CLEANUP_FINALIZER_NAME: Final = "actions.github.com/cleanup-protection"
@@ -103,7 +103,7 @@ EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME: Final = "ephemeralrunner.actions.github
 """The runner's registration with the Actions service is still to be released."""
 AUTOSCALING_LISTENER_FINALIZER_NAME: Final = "autoscalinglistener.actions.github.com/finalizer"
 
-# --- Environment variables (spec §3.4) ------------------------------------------------
+# --- Environment variables ------------------------------------------------
 
 ENV_ACTIONS_RUNNER_INPUT_JITCONFIG: Final = "ACTIONS_RUNNER_INPUT_JITCONFIG"
 """Runner container: from the JIT secret key `JIT_SECRET_KEY_JIT_TOKEN`."""
@@ -128,7 +128,7 @@ ENV_LISTENER_ENTRYPOINT: Final = "LISTENER_ENTRYPOINT"
 RUNNER_VERSION_DEPRECATED_EXIT_CODE: Final = 7
 """A runner container that exits with this code rejected its runner version: the runner is Outdated."""
 
-# --- Secret keys and file paths (spec §3.5) ------------------------------------------
+# --- Secret keys and file paths ------------------------------------------
 
 JIT_SECRET_KEY_JIT_TOKEN: Final = "jitToken"
 JIT_SECRET_KEY_RUNNER_NAME: Final = "runnerName"
@@ -148,7 +148,7 @@ GITHUB_SECRET_KEY_APP_ID: Final = "github_app_id"
 GITHUB_SECRET_KEY_APP_INSTALLATION_ID: Final = "github_app_installation_id"
 GITHUB_SECRET_KEY_APP_PRIVATE_KEY: Final = "github_app_private_key"
 
-# --- Names (spec §3.6) ----------------------------------------------------------------
+# --- Names ----------------------------------------------------------------
 
 EPHEMERAL_RUNNER_CONTAINER_NAME: Final = "runner"
 """The runner container of a runner pod (only the first container of this name is ours)."""
@@ -160,13 +160,13 @@ EPHEMERAL_RUNNER_GENERATE_NAME_SUFFIX: Final = "-runner-"
 NAME_HASH_LENGTH: Final = 8
 """Hash suffixes in names keep the first 8 characters of the FNV hash string."""
 
-# --- Timings, limits, defaults (spec §3.7); seconds -----------------------------------
+# --- Timings, limits, defaults; seconds -----------------------------------
 
 AUTOSCALING_RUNNER_SET_DELETION_REQUEUE: Final = 5.0
 EPHEMERAL_RUNNER_SET_PROXY_SECRET_DELETION_REQUEUE: Final = 1.0
 RUNNER_BATCH_CONCURRENCY: Final = 8
 UNRECORDED_RUNNER_ID_GRACE_PERIOD: Final = 60.0
-"""[UNCONFIRMED] upstream (spec §0.3 item 1a)."""
+"""[UNCONFIRMED] upstream; unused by this port (docs/porting-notes.md, constants.go)."""
 EPHEMERAL_RUNNER_MAX_FAILURES: Final = 5
 """A runner is deleted once ``len(status.failures) > 5``."""
 EPHEMERAL_RUNNER_FAILURE_BACKOFF: Final = (0.0, 5.0, 10.0, 20.0, 40.0, 80.0)
@@ -183,7 +183,7 @@ UNREGISTRATION_MIN_WORKERS: Final = 4
 UNREGISTRATION_IDLE_WAIT_CAP: Final = 30.0
 LISTENER_SECRET_FINALIZER_POLL: Final = 0.5
 LISTENER_RESTART_DELAY: Final = 15.0
-"""[UNCONFIRMED] upstream (spec §0.3 item 4): measured from the container's ``finishedAt``."""
+"""[UNCONFIRMED] upstream: measured from the container's ``finishedAt`` (docs/porting-notes.md, constants.go)."""
 LISTENER_POD_TERMINATION_GRACE_PERIOD_SECONDS: Final = 60
 DEFAULT_LISTENER_LOG_LEVEL: Final = "debug"
 DEFAULT_LISTENER_LOG_FORMAT: Final = "text"
@@ -203,11 +203,11 @@ DEFAULT_SCALER_QPS: Final = 50
 DEFAULT_SCALER_BURST: Final = 100
 DEFAULT_SCALER_WORKERS: Final = 10
 
-# --- Metrics (spec §3.8) --------------------------------------------------------------
+# --- Metrics --------------------------------------------------------------
 
 METRICS_SUBSYSTEM: Final = "gha_controller"
 
-# --- Reasons and error sentinels (spec §3.9) ------------------------------------------
+# --- Reasons and error sentinels ------------------------------------------
 
 REASON_INVALID_POD_FAILURE: Final = "InvalidPod"
 REASON_TOO_MANY_POD_FAILURES_OLDER: Final = "TooManyPodFailures"

@@ -10,48 +10,30 @@ methods, as main.go calls them in scale-set mode
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import (
-    API_VERSION,
+from arc_controllers.api.v1alpha1 import (
     AUTOSCALING_LISTENER,
-    AUTOSCALING_RUNNER_SET,
     EPHEMERAL_RUNNER_SET,
-    POD,
-    ROLE,
-    ROLE_BINDING,
     SERVICE_ACCOUNT,
+    Kind,
 )
 from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
 from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
 from arc_controllers.controllers.autoscalingrunnerset import (
     AUTOSCALING_RUNNER_SET_OWNER_KEY,
     AutoscalingRunnerSetReconciler,
-    autoscaling_runner_set_owner_index_value,
+    listener_scale_set_index,
 )
-from arc_controllers.controllers.ephemeralrunnerset import RESOURCE_OWNER_KEY
-from arc_controllers.controllers.predicates import (
-    autoscaling_runner_set_runner_set_predicate,
-    listener_pod_predicate,
-    listener_service_account_predicate,
-)
-from arc_controllers.controllers.runner_setup import (
-    setup_ephemeral_runner_reconciler,
-    setup_ephemeral_runner_set_reconciler,
-    setup_runner_indexers,
-)
+from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
+from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
+from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY, controller_owner_index, setup_runner_indexers
 from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
-from reconcilekit.builder import controller_managed_by
-from reconcilekit.client.interfaces import Object
 from reconcilekit.controller.options import Options as ControllerOptions
-from reconcilekit.handler import enqueue_requests_from_map_func
 from reconcilekit.manager import Manager
-from reconcilekit.predicate import ResourceVersionChangedPredicate
-from reconcilekit.reconcile import Request
 
 ALL_CONTROLLERS = ("autoscalingrunnerset", "autoscalinglistener", "ephemeralrunnerset", "ephemeralrunner")
 
@@ -111,8 +93,8 @@ class Controllers:
 
     autoscaling_runner_set: AutoscalingRunnerSetReconciler
     autoscaling_listener: AutoscalingListenerReconciler
-    runner_set: Any
-    runner: Any
+    runner_set: EphemeralRunnerSetReconciler | None
+    runner: EphemeralRunnerReconciler | None
     actions: SecretActionsClientFactory
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -124,31 +106,6 @@ class Controllers:
         await self.actions.aclose()
 
 
-def _owner_index(allowed: Iterable[str]) -> Any:
-    """Python only: an index function naming the controller owner when it is one of ``allowed``."""
-    kinds = tuple(allowed)
-
-    def extract(obj: Object) -> list[str]:
-        """Python only: the owner name, or nothing."""
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("controller"):
-                if ref.get("apiVersion") == API_VERSION and ref.get("kind") in kinds:
-                    return [str(ref.get("name"))]
-                return []
-        return []
-
-    return extract
-
-
-def _listener_scale_set_index(obj: Object) -> list[str]:
-    """Python only: the ``.spec.autoscalingRunnerSet`` index value of a listener."""
-    spec = obj.get("spec") or {}
-    namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
-    if not namespace or not name:
-        return []
-    return [autoscaling_runner_set_owner_index_value(namespace, name)]
-
-
 async def setup_indexers(mgr: Manager) -> None:
     """All of ARC's field indexers: ``.metadata.controller`` and ``.spec.autoscalingRunnerSet``.
 
@@ -156,24 +113,11 @@ async def setup_indexers(mgr: Manager) -> None:
     """
     await setup_runner_indexers(mgr)
     cache = mgr.get_cache()
-    await cache.index_field(SERVICE_ACCOUNT, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingListener"]))
-    await cache.index_field(EPHEMERAL_RUNNER_SET, RESOURCE_OWNER_KEY, _owner_index(["AutoscalingRunnerSet"]))
-    await cache.index_field(AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET_OWNER_KEY, _listener_scale_set_index)
-
-
-def _listener_to_scale_set(obj: Object) -> list[Request]:
-    """Python only: map a listener event to its AutoscalingRunnerSet."""
-    spec = obj.get("spec") or {}
-    namespace, name = spec.get("autoscalingRunnerSetNamespace"), spec.get("autoscalingRunnerSetName")
-    return [Request(namespace, name)] if namespace and name else []
-
-
-def _rbac_to_listener(obj: Object) -> list[Request]:
-    """Python only: map a Role/RoleBinding event to its listener by the ``auto-scaling-listener-*`` labels."""
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    namespace = labels.get(constants.LABEL_KEY_LISTENER_NAMESPACE)
-    name = labels.get(constants.LABEL_KEY_LISTENER_NAME)
-    return [Request(namespace, name)] if namespace and name else []
+    await cache.index_field(SERVICE_ACCOUNT, RESOURCE_OWNER_KEY, controller_owner_index([Kind.AUTOSCALING_LISTENER]))
+    await cache.index_field(
+        EPHEMERAL_RUNNER_SET, RESOURCE_OWNER_KEY, controller_owner_index([Kind.AUTOSCALING_RUNNER_SET])
+    )
+    await cache.index_field(AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET_OWNER_KEY, listener_scale_set_index)
 
 
 def _controller_options(concurrency: int, options: ControllersOptions) -> ControllerOptions:
@@ -181,6 +125,30 @@ def _controller_options(concurrency: int, options: ControllersOptions) -> Contro
     return ControllerOptions(
         max_concurrent_reconciles=max(concurrency, 1), skip_name_validation=options.skip_name_validation
     )
+
+
+def _setup_runner_reconcilers(
+    mgr: Manager, options: ControllersOptions, actions: SecretActionsClientFactory, build_options: RunnerBuildOptions
+) -> tuple[EphemeralRunnerSetReconciler | None, EphemeralRunnerReconciler | None]:
+    """Python only: construct the enabled runner reconcilers and call their ``setup_with_manager``."""
+    runner_set = runner = None
+    if "ephemeralrunnerset" in options.enabled:
+        runner_set = EphemeralRunnerSetReconciler(
+            client=mgr.get_client(), api_reader=mgr.get_api_reader(), actions=actions, build_options=build_options
+        )
+        runner_set.setup_with_manager(
+            mgr, options=_controller_options(options.ephemeral_runner_set_concurrency, options)
+        )
+    if "ephemeralrunner" in options.enabled:
+        runner = EphemeralRunnerReconciler(
+            client=mgr.get_client(),
+            actions=actions,
+            unregistration_queue=None,
+            build_options=build_options,
+            publish_metrics=options.publish_metrics,
+        )
+        runner.setup_with_manager(mgr, options=_controller_options(options.ephemeral_runner_concurrency, options))
+    return runner_set, runner
 
 
 async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Controllers:
@@ -215,16 +183,7 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
         listener_options=listener_options,
     )
     if "autoscalingrunnerset" in options.enabled:
-        (
-            controller_managed_by(mgr)
-            .for_(AUTOSCALING_RUNNER_SET)
-            .owns(EPHEMERAL_RUNNER_SET, predicates=[autoscaling_runner_set_runner_set_predicate()])
-            .watches(AUTOSCALING_LISTENER, enqueue_requests_from_map_func(_listener_to_scale_set))
-            .with_event_filter(ResourceVersionChangedPredicate())
-            .with_options(_controller_options(options.autoscaling_runner_set_concurrency, options))
-            .named("autoscalingrunnerset")
-            .complete(ars)
-        )
+        ars.setup_with_manager(mgr, options=_controller_options(options.autoscaling_runner_set_concurrency, options))
 
     listener = AutoscalingListenerReconciler(
         client=mgr.get_client(),
@@ -234,38 +193,9 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
         listener_options=listener_options,
     )
     if "autoscalinglistener" in options.enabled:
-        (
-            controller_managed_by(mgr)
-            .for_(AUTOSCALING_LISTENER)
-            .owns(POD, predicates=[listener_pod_predicate()])
-            .owns(SERVICE_ACCOUNT, predicates=[listener_service_account_predicate()])
-            .watches(ROLE, enqueue_requests_from_map_func(_rbac_to_listener))
-            .watches(ROLE_BINDING, enqueue_requests_from_map_func(_rbac_to_listener))
-            .with_event_filter(ResourceVersionChangedPredicate())
-            .with_options(_controller_options(options.autoscaling_listener_concurrency, options))
-            .named("autoscalinglistener")
-            .complete(listener)
-        )
+        listener.setup_with_manager(mgr, options=_controller_options(options.autoscaling_listener_concurrency, options))
 
-    runner_set = None
-    if "ephemeralrunnerset" in options.enabled:
-        runner_set = setup_ephemeral_runner_set_reconciler(
-            mgr,
-            actions=actions,
-            build_options=build_options,
-            max_concurrent_reconciles=options.ephemeral_runner_set_concurrency,
-            skip_name_validation=options.skip_name_validation,
-        )
-    runner = None
-    if "ephemeralrunner" in options.enabled:
-        runner = setup_ephemeral_runner_reconciler(
-            mgr,
-            actions=actions,
-            build_options=build_options,
-            max_concurrent_reconciles=options.ephemeral_runner_concurrency,
-            skip_name_validation=options.skip_name_validation,
-            publish_metrics=options.publish_metrics,
-        )
+    runner_set, runner = _setup_runner_reconcilers(mgr, options, actions, build_options)
     return Controllers(
         autoscaling_runner_set=ars,
         autoscaling_listener=listener,

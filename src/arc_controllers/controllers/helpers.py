@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import PHASE_OUTDATED
+from arc_controllers.api.v1alpha1 import EphemeralRunnerSetPhase, objects
 from arc_controllers.api.v1alpha1.autoscalinglistener import AutoscalingListenerSpec
 from arc_controllers.api.v1alpha1.equality import QUANTITY_MAP_KEYS, semantic_equal
 
@@ -32,12 +32,6 @@ __all__ = [
 _Obj = Mapping[str, Any] | None
 
 
-def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Python only: ``obj["spec"]``, or an empty dict."""
-    spec: Mapping[str, Any] = obj.get("spec") or {}
-    return spec
-
-
 def ephemeral_runner_set_actionable_spec_changed(current: _Obj, desired: _Obj) -> bool:
     """Whether the runner spec differs: what runners are built from, so a change needs a new revision.
 
@@ -45,7 +39,9 @@ def ephemeral_runner_set_actionable_spec_changed(current: _Obj, desired: _Obj) -
     """
     if current is None or desired is None:
         return current is not desired
-    return not semantic_equal(_spec(current).get("ephemeralRunnerSpec"), _spec(desired).get("ephemeralRunnerSpec"))
+    return not semantic_equal(
+        objects.spec(current).get("ephemeralRunnerSpec"), objects.spec(desired).get("ephemeralRunnerSpec")
+    )
 
 
 def ephemeral_runner_set_desired_spec_changed(current: _Obj, desired: _Obj) -> bool:
@@ -65,7 +61,10 @@ def ephemeral_runner_set_desired_spec_changed(current: _Obj, desired: _Obj) -> b
 
 def _runner_metadata_changed(current: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     """Python only: `ephemeralRunnerMetadata` compared as a Go pointer (nil differs from present)."""
-    live, want = _spec(current).get("ephemeralRunnerMetadata"), _spec(desired).get("ephemeralRunnerMetadata")
+    live, want = (
+        objects.spec(current).get("ephemeralRunnerMetadata"),
+        objects.spec(desired).get("ephemeralRunnerMetadata"),
+    )
     if (live is None) != (want is None):
         return True
     return not semantic_equal(live, want)
@@ -78,8 +77,8 @@ def next_actionable_revision(current: _Obj) -> int:
     """
     if current is None:
         return 1
-    requested = int(_spec(current).get("actionableRevision") or 0)
-    applied = int((current.get("status") or {}).get("appliedActionableRevision") or 0)
+    requested = int(objects.spec(current).get("actionableRevision") or 0)
+    applied = int(objects.status(current).get("appliedActionableRevision") or 0)
     return requested + 1 if requested > applied else applied + 1
 
 
@@ -90,10 +89,10 @@ def ephemeral_runner_set_outdated_for_applied_revision(current: _Obj) -> bool:
     """
     if current is None:
         return False
-    status = current.get("status") or {}
+    status = objects.status(current)
     applied = int(status.get("appliedActionableRevision") or 0)
-    requested = int(_spec(current).get("actionableRevision") or 0)
-    return status.get("phase") == PHASE_OUTDATED and applied >= requested
+    requested = int(objects.spec(current).get("actionableRevision") or 0)
+    return status.get("phase") == EphemeralRunnerSetPhase.OUTDATED and applied >= requested
 
 
 def listener_spec_changed(current: _Obj, desired: _Obj) -> bool:
@@ -113,7 +112,7 @@ def listener_spec_changed(current: _Obj, desired: _Obj) -> bool:
 
 def _listener_spec_without_phase(listener: Mapping[str, Any]) -> Any:
     """Python only: the spec minus ``phase``, as a model; plain JSON when the model rejects it."""
-    spec = {key: value for key, value in _spec(listener).items() if key != "phase"}
+    spec = {key: value for key, value in objects.spec(listener).items() if key != "phase"}
     try:
         return AutoscalingListenerSpec.model_validate(spec)
     except ValidationError:
@@ -129,10 +128,10 @@ def listener_config_changed(current: Mapping[str, Any], desired: Mapping[str, An
     Ports: listenerConfigChanged
     """
     key = constants.ANNOTATION_KEY_LISTENER_CONFIG_RESOURCE_VERSION
-    want = (desired["metadata"].get("annotations") or {}).get(key, "")
+    want = objects.annotations(desired).get(key, "")
     if not want:
         return False
-    return bool((current["metadata"].get("annotations") or {}).get(key) != want)
+    return bool(objects.annotations(current).get(key) != want)
 
 
 def listener_pod_spec_requires_recreation(current: _Obj, desired: _Obj) -> bool:
@@ -148,12 +147,12 @@ def listener_pod_spec_requires_recreation(current: _Obj, desired: _Obj) -> bool:
         return current is not desired
     if listener_config_changed(current, desired):
         return True
-    live_containers = {c.get("name"): c for c in _spec(current).get("containers") or []}
-    for container in _spec(desired).get("containers") or []:
+    live_containers = {c.get("name"): c for c in objects.spec(current).get("containers") or []}
+    for container in objects.spec(desired).get("containers") or []:
         live = live_containers.get(container.get("name"))
         if live is not None and len(container.get("ports") or []) < len(live.get("ports") or []):
             return True
-    return not semantic_derivative(_spec(desired), _spec(current))
+    return not semantic_derivative(objects.spec(desired), objects.spec(current))
 
 
 def semantic_derivative(desired: Any, current: Any) -> bool:

@@ -1,4 +1,4 @@
-"""The controller-side ``gha_controller_*`` metrics (spec §3.8).
+"""The controller-side ``gha_controller_*`` metrics.
 
 ``running_listeners`` belongs to the listener reconciler; the five
 ``*_ephemeral_runners`` phase gauges to the EphemeralRunner reconciler, which counts
@@ -20,14 +20,8 @@ import structlog
 from prometheus_client import Gauge
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import (
-    PHASE_FAILED,
-    PHASE_OUTDATED,
-    PHASE_PENDING,
-    PHASE_RUNNING,
-    PHASE_SUCCEEDED,
-)
 from arc_controllers.actions.config import parse_github_config_url
+from arc_controllers.api.v1alpha1 import EphemeralRunnerPhase, objects
 from reconcilekit.metrics import REGISTRY
 
 __all__ = [
@@ -52,13 +46,21 @@ def _runner_gauge(name: str, help_text: str) -> Gauge:
 
 
 EPHEMERAL_RUNNER_PHASE_GAUGES: Mapping[str, Gauge] = {
-    PHASE_PENDING: _runner_gauge("pending_ephemeral_runners", "Number of ephemeral runners in a pending state."),
-    PHASE_RUNNING: _runner_gauge(
+    EphemeralRunnerPhase.PENDING: _runner_gauge(
+        "pending_ephemeral_runners", "Number of ephemeral runners in a pending state."
+    ),
+    EphemeralRunnerPhase.RUNNING: _runner_gauge(
         "running_ephemeral_runners", "Number of ephemeral runners that have been assigned a job."
     ),
-    PHASE_SUCCEEDED: _runner_gauge("succeeded_ephemeral_runners", "Number of ephemeral runners in a succeeded state."),
-    PHASE_FAILED: _runner_gauge("failed_ephemeral_runners", "Number of ephemeral runners in a failed state."),
-    PHASE_OUTDATED: _runner_gauge("outdated_ephemeral_runners", "Number of ephemeral runners in an outdated state."),
+    EphemeralRunnerPhase.SUCCEEDED: _runner_gauge(
+        "succeeded_ephemeral_runners", "Number of ephemeral runners in a succeeded state."
+    ),
+    EphemeralRunnerPhase.FAILED: _runner_gauge(
+        "failed_ephemeral_runners", "Number of ephemeral runners in a failed state."
+    ),
+    EphemeralRunnerPhase.OUTDATED: _runner_gauge(
+        "outdated_ephemeral_runners", "Number of ephemeral runners in an outdated state."
+    ),
 }
 """``gha_controller_{pending,running,succeeded,failed,outdated}_ephemeral_runners`` by runner phase.
 
@@ -85,7 +87,7 @@ def listener_labels(listener: Mapping[str, Any]) -> dict[str, str]:
 
     Ports: the CommonLabels the listener reconciler builds
     """
-    spec = listener.get("spec") or {}
+    spec = objects.spec(listener)
     return _common_labels(
         spec.get("autoscalingRunnerSetName", ""),
         spec.get("autoscalingRunnerSetNamespace", ""),
@@ -113,11 +115,11 @@ def ephemeral_runner_labels(runner: Mapping[str, Any]) -> dict[str, str]:
 
     Ports: the CommonLabels the EphemeralRunner reconciler builds for its phase metrics
     """
-    labels = (runner.get("metadata") or {}).get("labels") or {}
+    labels = objects.labels(runner)
     return _common_labels(
         labels.get(constants.LABEL_KEY_GITHUB_SCALE_SET_NAME, ""),
         labels.get(constants.LABEL_KEY_GITHUB_SCALE_SET_NAMESPACE, ""),
-        (runner.get("spec") or {}).get("githubConfigUrl", ""),
+        objects.spec(runner).get("githubConfigUrl", ""),
     )
 
 
@@ -167,8 +169,7 @@ class RunnerPhaseMetrics:
 
         Ports: the phase-metric publisher of EphemeralRunnerReconciler (@ed5c8aa0)
         """
-        meta = runner.get("metadata") or {}
-        key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
+        key = (objects.namespace(runner), objects.name(runner))
         previous = self._published.get(key)
         if previous is not None and previous[0] == phase:
             return

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from arc_controllers.api.v1alpha1 import POD, Kind, objects
 from arc_controllers.api.v1alpha1.equality import semantic_equal
 from arc_controllers.controllers.runnerstates import pod_ready
 from reconcilekit.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
@@ -34,7 +35,7 @@ Projection = Callable[[Mapping[str, Any]], Any]
 
 def _reconciled_metadata(obj: Mapping[str, Any]) -> dict[str, Any]:
     """Python only: the metadata fields a reconciler reads."""
-    meta = obj.get("metadata") or {}
+    meta = objects.meta(obj)
     return {key: meta.get(key) for key in _RECONCILED_METADATA}
 
 
@@ -97,15 +98,9 @@ class ProjectionPredicate:
         return not semantic_equal(self._projection(old), self._projection(new))
 
 
-def _status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Python only: ``obj["status"]``, or an empty dict."""
-    status: Mapping[str, Any] = obj.get("status") or {}
-    return status
-
-
 def _runner_set_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the EphemeralRunnerSet fields the AutoscalingRunnerSet reconciler reads."""
-    status = _status(obj)
+    status = objects.status(obj)
     return (
         _reconciled_metadata(obj),
         obj.get("spec"),
@@ -116,7 +111,7 @@ def _runner_set_projection(obj: Mapping[str, Any]) -> Any:
 
 def _runner_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the EphemeralRunner fields the EphemeralRunnerSet reconciler reads."""
-    status = _status(obj)
+    status = objects.status(obj)
     return (
         _reconciled_metadata(obj),
         obj.get("spec"),
@@ -128,7 +123,7 @@ def _runner_projection(obj: Mapping[str, Any]) -> Any:
 
 def _runner_pod_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the Pod fields the EphemeralRunner reconciler reads (no labels, no spec)."""
-    meta, status = obj.get("metadata") or {}, _status(obj)
+    meta, status = objects.meta(obj), objects.status(obj)
     return (
         meta.get("uid") or "",
         meta.get("deletionTimestamp"),
@@ -143,7 +138,7 @@ def _runner_pod_projection(obj: Mapping[str, Any]) -> Any:
 
 def _listener_pod_projection(obj: Mapping[str, Any]) -> Any:
     """Python only: the Pod fields the AutoscalingListener reconciler reads."""
-    status = _status(obj)
+    status = objects.status(obj)
     return (
         _reconciled_metadata(obj),
         obj.get("spec"),
@@ -162,7 +157,7 @@ def autoscaling_runner_set_runner_set_predicate() -> ProjectionPredicate:
     Ports: autoscalingRunnerSetOwnedEphemeralRunnerSetPredicate
     """
     return ProjectionPredicate(
-        "autoscalingrunnerset-ephemeralrunnerset", _runner_set_projection, kind="EphemeralRunnerSet"
+        "autoscalingrunnerset-ephemeralrunnerset", _runner_set_projection, kind=Kind.EPHEMERAL_RUNNER_SET
     )
 
 
@@ -173,7 +168,7 @@ def ephemeral_runner_set_runner_predicate() -> ProjectionPredicate:
 
     Ports: ephemeralRunnerSetOwnedEphemeralRunnerPredicate
     """
-    return ProjectionPredicate("ephemeralrunnerset-ephemeralrunner", _runner_projection, kind="EphemeralRunner")
+    return ProjectionPredicate("ephemeralrunnerset-ephemeralrunner", _runner_projection, kind=Kind.EPHEMERAL_RUNNER)
 
 
 def ephemeral_runner_pod_predicate() -> ProjectionPredicate:
@@ -183,7 +178,7 @@ def ephemeral_runner_pod_predicate() -> ProjectionPredicate:
 
     Ports: ephemeralRunnerOwnedPodPredicate
     """
-    return ProjectionPredicate("ephemeralrunner-pod", _runner_pod_projection, kind="Pod")
+    return ProjectionPredicate("ephemeralrunner-pod", _runner_pod_projection, kind=POD.kind)
 
 
 def listener_pod_predicate() -> ProjectionPredicate:
@@ -191,7 +186,7 @@ def listener_pod_predicate() -> ProjectionPredicate:
 
     Ports: autoscalingListenerOwnedPodPredicate
     """
-    return ProjectionPredicate("autoscalinglistener-pod", _listener_pod_projection, kind="Pod")
+    return ProjectionPredicate("autoscalinglistener-pod", _listener_pod_projection, kind=POD.kind)
 
 
 def listener_service_account_predicate() -> ProjectionPredicate:

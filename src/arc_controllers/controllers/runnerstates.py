@@ -11,17 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from arc_controllers._runner_constants import (
-    ANNOTATION_ACTIONABLE_REVISION,
-    ANNOTATION_PATCH_ID,
-    ENV_CONTAINER_HOOKS,
-    EPHEMERAL_RUNNER_CONTAINER_NAME,
-    PHASE_FAILED,
-    PHASE_OUTDATED,
-    PHASE_RUNNING,
-    PHASE_SUCCEEDED,
-)
-from reconcilekit.client.interfaces import Object, ObjectKey
+from arc_controllers import constants
+from arc_controllers.api.v1alpha1 import SECRET, EphemeralRunnerPhase, PodConditionType, objects
+from reconcilekit.client.interfaces import Object
 
 __all__ = [
     "EphemeralRunnersByState",
@@ -32,16 +24,15 @@ __all__ = [
     "is_done",
     "last_failure",
     "new_ephemeral_runners_by_states",
-    "object_key",
     "parse_time",
     "pod_ready",
     "runner_id",
     "secret_ref",
-    "spec_of",
-    "status_of",
-    "writable_status",
     "zero_as_absent",
 ]
+
+
+_DONE_PHASES = (EphemeralRunnerPhase.SUCCEEDED, EphemeralRunnerPhase.FAILED, EphemeralRunnerPhase.OUTDATED)
 
 
 def annotation_int(obj: Mapping[str, Any], key: str) -> int:
@@ -49,7 +40,7 @@ def annotation_int(obj: Mapping[str, Any], key: str) -> int:
 
     Python only: the ``strconv.Atoi`` plus error-ignore pattern of upstream's callers.
     """
-    raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(key)
+    raw = objects.annotations(obj).get(key)
     try:
         return int(raw) if raw is not None else 0
     except ValueError:
@@ -58,17 +49,17 @@ def annotation_int(obj: Mapping[str, Any], key: str) -> int:
 
 def runner_id(runner: Mapping[str, Any]) -> int:
     """Python only: ``status.runnerId``, 0 when unset."""
-    return int((runner.get("status") or {}).get("runnerId") or 0)
+    return int(objects.status(runner).get("runnerId") or 0)
 
 
 def is_done(runner: Mapping[str, Any]) -> bool:
     """Phase Succeeded, Failed or Outdated. Ports: EphemeralRunner.IsDone"""
-    return (runner.get("status") or {}).get("phase") in (PHASE_SUCCEEDED, PHASE_FAILED, PHASE_OUTDATED)
+    return objects.status(runner).get("phase") in _DONE_PHASES
 
 
 def has_job(runner: Mapping[str, Any]) -> bool:
     """A job ID is recorded (a Running runner without one is idle). Ports: EphemeralRunner.HasJob"""
-    return bool((runner.get("status") or {}).get("jobId"))
+    return bool(objects.status(runner).get("jobId"))
 
 
 def has_container_hook_configured(runner: Mapping[str, Any]) -> bool:
@@ -76,10 +67,12 @@ def has_container_hook_configured(runner: Mapping[str, Any]) -> bool:
 
     Ports: EphemeralRunner.HasContainerHookConfigured
     """
-    containers = (((runner.get("spec") or {}).get("spec") or {}).get("containers")) or []
+    containers = objects.spec(objects.spec(runner)).get("containers") or []
     for container in containers:
-        if container.get("name") == EPHEMERAL_RUNNER_CONTAINER_NAME:
-            return any(env.get("name") == ENV_CONTAINER_HOOKS for env in container.get("env") or [])
+        if container.get("name") == constants.EPHEMERAL_RUNNER_CONTAINER_NAME:
+            return any(
+                env.get("name") == constants.ENV_ACTIONS_RUNNER_CONTAINER_HOOKS for env in container.get("env") or []
+            )
     return False
 
 
@@ -102,8 +95,8 @@ def pod_ready(pod: Mapping[str, Any]) -> bool:
     """
     ready = False
     latest: datetime | None = None
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") != "Ready":
+    for condition in objects.status(pod).get("conditions") or []:
+        if condition.get("type") != PodConditionType.READY:
             continue
         try:
             at = parse_time(condition.get("lastTransitionTime"))
@@ -116,16 +109,14 @@ def pod_ready(pod: Mapping[str, Any]) -> bool:
 
 def last_failure(runner: Mapping[str, Any]) -> datetime | None:
     """The latest time in ``status.failures``; None when there is none. Ports: EphemeralRunner.LastFailure"""
-    times = [t for t in map(parse_time, ((runner.get("status") or {}).get("failures") or {}).values()) if t]
+    times = [t for t in map(parse_time, (objects.status(runner).get("failures") or {}).values()) if t]
     return max(times) if times else None
 
 
 def is_controlled_by(obj: Mapping[str, Any], kind: str, name: str) -> bool:
     """The controller owner reference is ``kind``/``name``. Ports: isControlledBy"""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return bool(ref.get("kind") == kind and ref.get("name") == name)
-    return False
+    ref = objects.controller_reference(obj)
+    return ref is not None and bool(ref.get("kind") == kind and ref.get("name") == name)
 
 
 @dataclass(slots=True)
@@ -167,48 +158,25 @@ def new_ephemeral_runners_by_states(runners: Iterable[Object], judged_revision: 
     """
     state = EphemeralRunnersByState()
     for runner in runners:
-        state.latest_patch_id = max(state.latest_patch_id, annotation_int(runner, ANNOTATION_PATCH_ID))
-        if runner["metadata"].get("deletionTimestamp"):
+        state.latest_patch_id = max(state.latest_patch_id, annotation_int(runner, constants.ANNOTATION_KEY_PATCH_ID))
+        if objects.is_deleting(runner):
             state.deleting.append(runner)
             continue
-        phase = (runner.get("status") or {}).get("phase")
-        if phase == PHASE_RUNNING:
+        phase = objects.status(runner).get("phase")
+        if phase == EphemeralRunnerPhase.RUNNING:
             state.running.append(runner)
-        elif phase == PHASE_SUCCEEDED:
+        elif phase == EphemeralRunnerPhase.SUCCEEDED:
             state.finished.append(runner)
-        elif phase == PHASE_FAILED:
+        elif phase == EphemeralRunnerPhase.FAILED:
             state.failed.append(runner)
-        elif phase == PHASE_OUTDATED:
-            if annotation_int(runner, ANNOTATION_ACTIONABLE_REVISION) < judged_revision:
+        elif phase == EphemeralRunnerPhase.OUTDATED:
+            if annotation_int(runner, constants.ANNOTATION_KEY_ACTIONABLE_REVISION) < judged_revision:
                 state.stale_outdated.append(runner)
             else:
                 state.outdated.append(runner)
         else:
             state.pending.append(runner)
     return state
-
-
-def status_of(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """Python only: ``status`` of a JSON object, {} when absent (read only)."""
-    status: dict[str, Any] = obj.get("status") or {}
-    return status
-
-
-def spec_of(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """Python only: ``spec`` of a JSON object, {} when absent (read only)."""
-    spec: dict[str, Any] = obj.get("spec") or {}
-    return spec
-
-
-def writable_status(obj: Object) -> dict[str, Any]:
-    """Python only: the object's status, created when absent, for writing."""
-    status: dict[str, Any] = obj.setdefault("status", {})
-    return status
-
-
-def object_key(obj: Mapping[str, Any]) -> ObjectKey:
-    """Python only: the object's namespace and name."""
-    return ObjectKey(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
 
 
 def zero_as_absent(status: Mapping[str, Any]) -> dict[str, Any]:
@@ -218,4 +186,4 @@ def zero_as_absent(status: Mapping[str, Any]) -> dict[str, Any]:
 
 def secret_ref(namespace: str, name: str) -> Object:
     """Python only: a Secret object naming only its key (for deletes by name)."""
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"namespace": namespace, "name": name}}
+    return {"apiVersion": SECRET.api_version, "kind": SECRET.kind, "metadata": {"namespace": namespace, "name": name}}

@@ -1,19 +1,33 @@
-"""Label and annotation merging for every built object, and the labels derived from a config URL.
+"""The metadata helpers of every builder: label and annotation merging, config-URL labels, owner references, hashes.
 
-Every helper returns a new map and never changes or aliases its inputs (#4689).
+Every helper returns a new map and never changes or aliases its inputs (#4689). The
+builder families (runner, runnerset, listener) share these and import nothing of each other.
 
 Ports: controllers/actions.github.com/resourcebuilder.go (filterAndMergeLabels,
-mergeAnnotations, applyGitHubURLLabels, trimLabelValue)
+mergeAnnotations, applyGitHubURLLabels, trimLabelValue, setControllerReference);
+hash.FNVHashString
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping
+from typing import Any
 
 from arc_controllers import constants
 from arc_controllers.actions.config import parse_github_config_url
+from arc_controllers.api.v1alpha1 import objects
 
-__all__ = ["apply_github_url_labels", "filter_and_merge_labels", "merge_annotations", "trim_label_value"]
+__all__ = [
+    "apply_github_url_labels",
+    "controller_reference",
+    "filter_and_merge_labels",
+    "fnv_hash_string",
+    "merge_annotations",
+    "runner_scale_set_id",
+    "trim_label_value",
+]
+
+_SAFE_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def filter_and_merge_labels(
@@ -71,3 +85,50 @@ def apply_github_url_labels(config_url: str, labels: MutableMapping[str, str]) -
         labels[constants.LABEL_KEY_GITHUB_ORGANIZATION] = trim_label_value(config.organization)
     if config.repository:
         labels[constants.LABEL_KEY_GITHUB_REPOSITORY] = trim_label_value(config.repository)
+
+
+def fnv_hash_string(value: str) -> str:
+    """FNV-1a (32 bit) of ``value``'s UTF-8 bytes, printed in decimal and then safe-encoded.
+
+    Safe encoding maps every character of the decimal string onto a consonant/digit
+    alphabet, so the result is a valid label value of at most 10 characters.
+
+    Ports: hash.FNVHashString (with k8s.io/apimachinery rand.SafeEncodeString)
+    """
+    h = 0x811C9DC5
+    for byte in value.encode():
+        h ^= byte
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    return "".join(_SAFE_ALPHANUMS[ord(c) % len(_SAFE_ALPHANUMS)] for c in str(h))
+
+
+def controller_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
+    """The controller owner reference to ``owner``, blocking its deletion until the dependent goes.
+
+    Ports: controllerutil.SetControllerReference as ResourceBuilder.setControllerReference calls it
+    """
+    meta = owner["metadata"]
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": meta["name"],
+        "uid": meta.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def runner_scale_set_id(autoscaling_runner_set: Mapping[str, Any]) -> int:
+    """The ``runner-scale-set-id`` annotation as an int.
+
+    Raises:
+        ValueError: the annotation is missing or not a decimal integer (Go's strconv.Atoi error).
+
+    Python only: the parse both builders start with.
+    """
+    annotations = objects.annotations(autoscaling_runner_set)
+    raw = annotations.get(constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID, "")
+    try:
+        return int(raw, 10)
+    except ValueError:
+        raise ValueError(f'strconv.Atoi: parsing "{raw}": invalid syntax') from None

@@ -14,36 +14,27 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from arc_controllers._runner_constants import (
-    ANNOTATION_ACTIONABLE_REVISION,
-    ANNOTATION_PATCH_ID,
-    API_VERSION,
-    ENV_RUNNER_DEPRECATED_EXIT_CODE,
-    ENV_RUNNER_EXTRA_USER_AGENT,
-    ENV_RUNNER_JIT_CONFIG,
-    EPHEMERAL_RUNNER_ACTIONS_FINALIZER,
-    EPHEMERAL_RUNNER_CONTAINER_NAME,
-    EPHEMERAL_RUNNER_FINALIZER,
-    JIT_TOKEN_KEY,
-    LABEL_COMPONENT,
-    LABEL_POD_TEMPLATE_HASH,
-    LABEL_RUNNER_TEMPLATE_HASH,
-    LABEL_SCALE_SET_NAME,
-    LABEL_SCALE_SET_NAMESPACE,
+from arc_controllers import constants
+from arc_controllers.api.v1alpha1 import API_VERSION, POD, SECRET, Kind, objects
+from arc_controllers.resourcebuilder.labels import (
+    controller_reference,
+    filter_and_merge_labels,
+    fnv_hash_string,
+    merge_annotations,
 )
+from arc_controllers.resourcebuilder.options import RunnerBuildOptions
 from reconcilekit.client.interfaces import Object
 
+# RunnerBuildOptions (options.py) is re-exported: the runner builders' callers name it with them.
 __all__ = [
     "PROXY_SECRET_KEYS",
     "JitRunnerConfig",
     "RunnerBuildOptions",
-    "controller_reference",
-    "fnv_hash_string",
     "new_ephemeral_runner",
     "new_ephemeral_runner_jit_secret",
     "new_ephemeral_runner_pod",
@@ -55,22 +46,6 @@ __all__ = [
 
 PROXY_SECRET_KEYS = ("http_proxy", "https_proxy", "no_proxy")
 """Keys of a proxy secret's data, also the env var names of the runner container."""
-
-_SAFE_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunnerBuildOptions:
-    """What the runner builders take besides the objects.
-
-    Ports: ResourceBuilder's fields ExcludeLabelPropagationPrefixes, and build.Version
-    """
-
-    exclude_label_propagation_prefixes: tuple[str, ...] = ()
-    """Label keys starting with one of these are not copied from user metadata."""
-
-    build_version: str = "dev"
-    """Reported to the Actions service in the runner's user agent."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,56 +69,6 @@ class JitRunnerConfig:
         )
 
 
-def fnv_hash_string(value: str) -> str:
-    """FNV-1a (32 bit) of ``value``'s UTF-8 bytes, printed in decimal and then safe-encoded.
-
-    Safe encoding maps every character of the decimal string onto a consonant/digit
-    alphabet, so the result is a valid label value of at most 10 characters.
-
-    Ports: hash.FNVHashString (with k8s.io/apimachinery rand.SafeEncodeString)
-    """
-    h = 0x811C9DC5
-    for byte in value.encode():
-        h ^= byte
-        h = (h * 0x01000193) & 0xFFFFFFFF
-    return "".join(_SAFE_ALPHANUMS[ord(c) % len(_SAFE_ALPHANUMS)] for c in str(h))
-
-
-def controller_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
-    """The controller owner reference to ``owner``, blocking its deletion until the dependent goes.
-
-    Ports: controllerutil.SetControllerReference as ResourceBuilder.setControllerReference calls it
-    """
-    meta = owner["metadata"]
-    return {
-        "apiVersion": owner["apiVersion"],
-        "kind": owner["kind"],
-        "name": meta["name"],
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def _filter_and_merge_labels(
-    base: Mapping[str, str] | None, overwrite: Mapping[str, str] | None, excluded: Iterable[str]
-) -> dict[str, str] | None:
-    """Ports: ResourceBuilder.filterAndMergeLabels"""
-    if base is None and overwrite is None:
-        return None
-    prefixes = tuple(excluded)
-    merged = {k: v for k, v in (base or {}).items() if not k.startswith(prefixes)}
-    merged.update({k: v for k, v in (overwrite or {}).items() if not k.startswith(prefixes)})
-    return merged
-
-
-def _merge_annotations(base: Mapping[str, str] | None, overwrite: Mapping[str, str] | None) -> dict[str, str] | None:
-    """Ports: ResourceBuilder.mergeAnnotations (a new map; never aliases either input)"""
-    if base is None and overwrite is None:
-        return None
-    return {**(base or {}), **(overwrite or {})}
-
-
 def new_ephemeral_runner(runner_set: Mapping[str, Any], *, options: RunnerBuildOptions) -> Object:
     """An EphemeralRunner for ``runner_set``, stamped with the set's patch ID and actionable revision.
 
@@ -157,21 +82,21 @@ def new_ephemeral_runner(runner_set: Mapping[str, Any], *, options: RunnerBuildO
     Ports: ResourceBuilder.newEphemeralRunner
     """
     meta = runner_set["metadata"]
-    spec = runner_set.get("spec") or {}
-    labels: dict[str, str] | None = {**(meta.get("labels") or {}), LABEL_COMPONENT: "runner"}
+    spec = objects.spec(runner_set)
+    labels: dict[str, str] | None = {**objects.labels(runner_set), constants.LABEL_KEY_KUBERNETES_COMPONENT: "runner"}
     annotations: dict[str, str] | None = {
-        **(meta.get("annotations") or {}),
-        ANNOTATION_PATCH_ID: str(int(spec.get("patchID") or 0)),
-        ANNOTATION_ACTIONABLE_REVISION: str(int(spec.get("actionableRevision") or 0)),
+        **objects.annotations(runner_set),
+        constants.ANNOTATION_KEY_PATCH_ID: str(int(spec.get("patchID") or 0)),
+        constants.ANNOTATION_KEY_ACTIONABLE_REVISION: str(int(spec.get("actionableRevision") or 0)),
     }
     user = spec.get("ephemeralRunnerMetadata")
     if user is not None:
-        labels = _filter_and_merge_labels(user.get("labels"), labels, options.exclude_label_propagation_prefixes)
-        annotations = _merge_annotations(user.get("annotations"), annotations)
+        labels = filter_and_merge_labels(user.get("labels"), labels, options.exclude_label_propagation_prefixes)
+        annotations = merge_annotations(user.get("annotations"), annotations)
     runner_meta: dict[str, Any] = {
         "generateName": f"{meta['name']}-runner-",
         "namespace": meta["namespace"],
-        "finalizers": [EPHEMERAL_RUNNER_FINALIZER, EPHEMERAL_RUNNER_ACTIONS_FINALIZER],
+        "finalizers": [constants.EPHEMERAL_RUNNER_FINALIZER_NAME, constants.EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME],
         "ownerReferences": [controller_reference(runner_set)],
     }
     if labels is not None:
@@ -180,7 +105,7 @@ def new_ephemeral_runner(runner_set: Mapping[str, Any], *, options: RunnerBuildO
         runner_meta["annotations"] = annotations
     return {
         "apiVersion": API_VERSION,
-        "kind": "EphemeralRunner",
+        "kind": Kind.EPHEMERAL_RUNNER.value,
         "metadata": runner_meta,
         "spec": copy.deepcopy(spec.get("ephemeralRunnerSpec") or {}),
     }
@@ -213,35 +138,40 @@ def new_ephemeral_runner_pod(
     Ports: ResourceBuilder.newEphemeralRunnerPod
     """
     meta = runner["metadata"]
-    runner_spec = runner.get("spec") or {}
-    template_meta = runner_spec.get("metadata") or {}
-    annotations = {**(meta.get("annotations") or {}), **(template_meta.get("annotations") or {})}
-    labels = {**(meta.get("labels") or {}), **(template_meta.get("labels") or {})}
+    runner_spec = objects.spec(runner)
+    template = {"metadata": runner_spec.get("metadata")}  # the runner spec is a pod template
+    annotations = {**objects.annotations(runner), **objects.annotations(template)}
+    labels = {**objects.labels(runner), **objects.labels(template)}
     labels["actions-ephemeral-runner"] = "True"
-    labels[LABEL_POD_TEMPLATE_HASH] = _hash_objects(
-        {k: v for k, v in labels.items() if k != LABEL_RUNNER_TEMPLATE_HASH},
+    labels[constants.LABEL_KEY_POD_TEMPLATE_HASH] = _hash_objects(
+        {k: v for k, v in labels.items() if k != constants.LABEL_KEY_RUNNER_TEMPLATE_HASH},
         annotations,
         runner_spec,
-        secret.get("data") or {},
+        objects.secret_data(secret),
     )
-    pod_spec = copy.deepcopy(runner_spec.get("spec") or {})
+    pod_spec = copy.deepcopy(objects.spec(runner_spec))
     containers = pod_spec.get("containers") or []
     for container in containers:
-        if container.get("name") == EPHEMERAL_RUNNER_CONTAINER_NAME:
+        if container.get("name") == constants.EPHEMERAL_RUNNER_CONTAINER_NAME:
             container["env"] = [
                 *(container.get("env") or []),
                 {
-                    "name": ENV_RUNNER_JIT_CONFIG,
-                    "valueFrom": {"secretKeyRef": {"name": secret["metadata"]["name"], "key": JIT_TOKEN_KEY}},
+                    "name": constants.ENV_ACTIONS_RUNNER_INPUT_JITCONFIG,
+                    "valueFrom": {
+                        "secretKeyRef": {"name": secret["metadata"]["name"], "key": constants.JIT_SECRET_KEY_JIT_TOKEN}
+                    },
                 },
-                {"name": ENV_RUNNER_EXTRA_USER_AGENT, "value": f"actions-runner-controller/{options.build_version}"},
-                {"name": ENV_RUNNER_DEPRECATED_EXIT_CODE, "value": "1"},
+                {
+                    "name": constants.ENV_GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT,
+                    "value": f"actions-runner-controller/{options.build_version}",
+                },
+                {"name": constants.ENV_ACTIONS_RUNNER_RETURN_VERSION_DEPRECATED_EXIT_CODE, "value": "1"},
                 *(copy.deepcopy(dict(env)) for env in extra_env),
             ]
     pod_spec["containers"] = containers
     return {
-        "apiVersion": "v1",
-        "kind": "Pod",
+        "apiVersion": POD.api_version,
+        "kind": POD.kind,
         "metadata": {
             "name": meta["name"],
             "namespace": meta["namespace"],
@@ -271,20 +201,20 @@ def new_ephemeral_runner_jit_secret(
     """
     meta = runner["metadata"]
     secret_meta: dict[str, Any] = {"name": meta["name"], "namespace": meta["namespace"]}
-    user = (runner.get("spec") or {}).get("ephemeralRunnerConfigSecretMetadata")
+    user = objects.spec(runner).get("ephemeralRunnerConfigSecretMetadata")
     if user is not None:
-        labels = _filter_and_merge_labels(user.get("labels"), None, options.exclude_label_propagation_prefixes)
+        labels = filter_and_merge_labels(user.get("labels"), None, options.exclude_label_propagation_prefixes)
         if labels is not None:
             secret_meta["labels"] = labels
         if user.get("annotations") is not None:
             secret_meta["annotations"] = dict(user["annotations"])
     secret_meta["ownerReferences"] = [controller_reference(runner)]
     return {
-        "apiVersion": "v1",
-        "kind": "Secret",
+        "apiVersion": SECRET.api_version,
+        "kind": SECRET.kind,
         "metadata": secret_meta,
         "data": {
-            JIT_TOKEN_KEY: _b64(jit.encoded_jit_config),
+            constants.JIT_SECRET_KEY_JIT_TOKEN: _b64(jit.encoded_jit_config),
             "runnerName": _b64(jit.runner_name),
             "runnerId": _b64(str(jit.runner_id)),
             "scaleSetId": _b64(str(jit.runner_scale_set_id)),
@@ -309,16 +239,18 @@ def new_ephemeral_runner_set_proxy_secret(runner_set: Mapping[str, Any], data: M
 
     Ports: ResourceBuilder.newEphemeralRunnerSetProxySecret
     """
-    labels = runner_set["metadata"].get("labels") or {}
+    labels = objects.labels(runner_set)
     return {
-        "apiVersion": "v1",
-        "kind": "Secret",
+        "apiVersion": SECRET.api_version,
+        "kind": SECRET.kind,
         "metadata": {
             "name": proxy_ephemeral_runner_set_secret_name(runner_set),
             "namespace": runner_set["metadata"]["namespace"],
             "labels": {
-                LABEL_SCALE_SET_NAME: labels.get(LABEL_SCALE_SET_NAME, ""),
-                LABEL_SCALE_SET_NAMESPACE: labels.get(LABEL_SCALE_SET_NAMESPACE, ""),
+                constants.LABEL_KEY_GITHUB_SCALE_SET_NAME: labels.get(constants.LABEL_KEY_GITHUB_SCALE_SET_NAME, ""),
+                constants.LABEL_KEY_GITHUB_SCALE_SET_NAMESPACE: labels.get(
+                    constants.LABEL_KEY_GITHUB_SCALE_SET_NAMESPACE, ""
+                ),
             },
             "annotations": {},
             "ownerReferences": [controller_reference(runner_set)],

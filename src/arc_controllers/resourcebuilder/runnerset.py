@@ -12,28 +12,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import API_VERSION
-from arc_controllers.resourcebuilder.labels import apply_github_url_labels, filter_and_merge_labels, merge_annotations
-from arc_controllers.resourcebuilder.runner import RunnerBuildOptions, controller_reference
+from arc_controllers.api.v1alpha1 import API_VERSION, Kind, objects
+from arc_controllers.resourcebuilder.labels import (
+    apply_github_url_labels,
+    controller_reference,
+    filter_and_merge_labels,
+    merge_annotations,
+    runner_scale_set_id,
+)
+from arc_controllers.resourcebuilder.options import RunnerBuildOptions
 from reconcilekit.client.interfaces import Object
 
-__all__ = ["new_ephemeral_runner_set", "runner_scale_set_id"]
-
-
-def runner_scale_set_id(autoscaling_runner_set: Mapping[str, Any]) -> int:
-    """The ``runner-scale-set-id`` annotation as an int.
-
-    Raises:
-        ValueError: the annotation is missing or not a decimal integer (Go's strconv.Atoi error).
-
-    Python only: the parse both builders start with.
-    """
-    annotations = autoscaling_runner_set["metadata"].get("annotations") or {}
-    raw = annotations.get(constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID, "")
-    try:
-        return int(raw, 10)
-    except ValueError:
-        raise ValueError(f'strconv.Atoi: parsing "{raw}": invalid syntax') from None
+__all__ = ["new_ephemeral_runner_set"]
 
 
 def _put(target: dict[str, Any], key: str, value: Any) -> None:
@@ -61,9 +51,9 @@ def new_ephemeral_runner_set(autoscaling_runner_set: Mapping[str, Any], *, optio
     """
     scale_set_id = runner_scale_set_id(autoscaling_runner_set)
     meta = autoscaling_runner_set["metadata"]
-    spec = autoscaling_runner_set.get("spec") or {}
-    ars_labels = meta.get("labels") or {}
-    ars_annotations = meta.get("annotations") or {}
+    spec = objects.spec(autoscaling_runner_set)
+    ars_labels = objects.labels(autoscaling_runner_set)
+    ars_annotations = objects.annotations(autoscaling_runner_set)
     excluded = options.exclude_label_propagation_prefixes
 
     runner_spec: dict[str, Any] = {
@@ -78,7 +68,7 @@ def new_ephemeral_runner_set(autoscaling_runner_set: Mapping[str, Any], *, optio
     template = copy.deepcopy(spec.get("template") or {})
     if template.get("metadata") is not None:
         runner_spec["metadata"] = template["metadata"]
-    runner_spec["spec"] = template.get("spec") or {}
+    runner_spec["spec"] = objects.spec(template)
     set_spec: dict[str, Any] = {"replicas": 0, "patchID": 0, "ephemeralRunnerSpec": runner_spec}
     _put(set_spec, "ephemeralRunnerMetadata", spec.get("ephemeralRunnerMetadata"))
 
@@ -118,7 +108,7 @@ def new_ephemeral_runner_set(autoscaling_runner_set: Mapping[str, Any], *, optio
     set_meta["ownerReferences"] = [controller_reference(autoscaling_runner_set)]
     return {
         "apiVersion": API_VERSION,
-        "kind": "EphemeralRunnerSet",
+        "kind": Kind.EPHEMERAL_RUNNER_SET.value,
         "metadata": set_meta,
         "spec": set_spec,
     }

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from arc_controllers import constants
 from arc_controllers.api.v1alpha1 import (
     KINDS,
-    ActionsGitHubObject,
     AutoscalingListener,
     AutoscalingListenerPhase,
     AutoscalingRunnerSet,
     EphemeralRunner,
-    EphemeralRunnerPhase,
     EphemeralRunnerSet,
     EphemeralRunnerSetSpec,
     ListenerConfig,
@@ -230,71 +226,28 @@ def test_field_docstrings_become_descriptions() -> None:
     )
 
 
-# Upstream: EphemeralRunner.IsDone / HasJob / HasContainerHookConfigured, EphemeralRunnerStatus.LastFailure
-@pytest.mark.parametrize(
-    ("phase", "done"),
-    [("Pending", False), ("Running", False), ("Succeeded", True), ("Failed", True), ("Outdated", True), (None, False)],
-)
-def test_runner_is_done(phase: str | None, done: bool) -> None:
-    runner = EphemeralRunner.model_validate({"status": {"phase": phase}} if phase else {})
-    assert runner.is_done() is done
-    assert EphemeralRunnerPhase.SUCCEEDED == "Succeeded"
-
-
-def test_runner_has_job() -> None:
-    assert EphemeralRunner.model_validate(ER).has_job()
-    assert not EphemeralRunner.model_validate({"status": {"phase": "Running"}}).has_job()
-    assert not EphemeralRunner.model_validate({"status": {"jobId": ""}}).has_job()
-    assert not EphemeralRunner().has_job()
-
-
-def test_runner_container_hook_looks_at_the_first_runner_container_only() -> None:
-    # ER's hook env var sits on the "side" container: not ours
-    assert not EphemeralRunner.model_validate(ER).has_container_hook_configured()
-    hooked = copy.deepcopy(ER)
-    hooked["spec"]["spec"]["containers"][1]["env"] = [{"name": constants.ENV_ACTIONS_RUNNER_CONTAINER_HOOKS}]
-    assert EphemeralRunner.model_validate(hooked).has_container_hook_configured()
-    second = copy.deepcopy(hooked)
-    second["spec"]["spec"]["containers"].insert(0, {"name": "runner", "image": "x"})
-    assert not EphemeralRunner.model_validate(second).has_container_hook_configured()
-    assert not EphemeralRunner().has_container_hook_configured()
-    assert not EphemeralRunner.model_validate(
-        {"spec": {"spec": {"containers": "junk"}}}
-    ).has_container_hook_configured()
-
-
-def test_runner_last_failure() -> None:
-    status = EphemeralRunner.model_validate(ER).status
-    assert status is not None
-    assert status.last_failure() == datetime(2026, 6, 30, 12, 5, tzinfo=UTC)
-    assert EphemeralRunner.model_validate({"status": {}}).status.last_failure().year == 1  # type: ignore[union-attr]
-    odd = EphemeralRunner.model_validate({"status": {"failures": {"a": "not a time", "b": "2026-01-01T00:00:00Z"}}})
-    assert odd.status is not None
-    assert odd.status.last_failure() == datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def test_actions_github_object_accessors() -> None:
+def test_the_four_kinds_read_their_github_config_fields() -> None:
+    """The fields upstream's ActionsGitHubObject accessors return, read from the models' specs."""
     ars = AutoscalingRunnerSet.model_validate(ARS)
     ers = EphemeralRunnerSet.model_validate(ERS)
     er = EphemeralRunner.model_validate(ER)
     listener = AutoscalingListener.model_validate(LISTENER)
-    for obj in (ars, ers, er, listener):
-        assert isinstance(obj, ActionsGitHubObject)
-        assert obj.github_config_url() == "https://github.com/my-org"
-        assert obj.github_config_secret() == "arc-runner-set-gha-rs-github-secret"
-        assert obj.github_server_tls() is None
-    proxy = ars.github_proxy()
+    for spec in (ars.spec, ers.spec.ephemeral_runner_spec, er.spec, listener.spec):
+        assert spec.github_config_url == "https://github.com/my-org"
+        assert spec.github_config_secret == "arc-runner-set-gha-rs-github-secret"
+        assert spec.github_server_tls is None
+    proxy = ars.spec.proxy
     assert proxy is not None
     assert proxy.https is not None
     assert proxy.https.credential_secret_ref == "proxy-creds"
-    assert ars.vault_proxy() is None
-    vault_proxy = listener.vault_proxy()
-    assert vault_proxy is not None
-    assert vault_proxy.http is not None
-    assert vault_proxy.http.url == "http://vault-proxy"
-    assert listener.is_stopped()
+    assert ars.spec.vault_config is None
+    vault = listener.spec.vault_config
+    assert vault is not None
+    assert vault.proxy is not None
+    assert vault.proxy.http is not None
+    assert vault.proxy.http.url == "http://vault-proxy"
     assert listener.spec.phase == AutoscalingListenerPhase.STOPPED
-    assert EphemeralRunnerSet().github_config_url() == ""
+    assert EphemeralRunnerSet().spec.ephemeral_runner_spec.github_config_url is None
 
 
 def test_tls_config_requires_a_config_map_key_ref() -> None:

@@ -1,4 +1,6 @@
-"""A stopped listener still deletes its proxy secret after the proxy left its spec (spec §6.3 row 3).
+"""A stopped listener still deletes its proxy secret after the proxy left its spec.
+
+Notes: docs/porting-notes.md, AutoscalingListenerReconciler.cleanupResources.
 
 Upstream: controllers/actions.github.com/autoscalinglistener_proxy_cleanup_test.go @ 142132e5.
 The proxy secret is owned by the listener, so only deleting the listener would collect it; a
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arc_controllers._runner_constants import AUTOSCALING_LISTENER, SECRET
+from arc_controllers.api.v1alpha1 import AUTOSCALING_LISTENER, SECRET
 from arc_controllers.api.v1alpha1.appconfig import AppConfig
 from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
 from reconcilekit.client.interfaces import ObjectKey
@@ -69,13 +71,14 @@ async def test_cleanup_resources_deletes_the_proxy_secret_without_asking_the_spe
     client = FakeClient([listener, _proxy_secret()])
     reconciler = AutoscalingListenerReconciler(client=client, app_config=_no_app_config)
 
-    done, _ = await reconciler._cleanup_resources(listener)
+    done, _ = await reconciler.cleanup.cleanup_resources(listener)
 
     assert done
     assert await _proxy_secret_gone(client), "the proxy secret goes with the listener's other resources"
 
 
-# Python only: the same through Reconcile's Stopped branch (spec §6.2 step 5), owner scale set present.
+# Python only: the same through Reconcile's Stopped branch (AutoscalingListenerReconciler.Reconcile step 5),
+# owner scale set present.
 async def test_stopped_listener_reconcile_deletes_the_orphaned_proxy_secret() -> None:
     ars = {
         "apiVersion": "actions.github.com/v1alpha1",

@@ -1,6 +1,6 @@
 """AutoscalingRunnerSet parking and recovery, one reconcile at a time on a fake API server.
 
-Upstream (spec §12.3 "files present, not read", read for this port):
+Upstream (files docs/porting-notes.md lists under autoscalingrunnerset_controller_test.go, read for this port):
 * autoscalingrunnerset_outdated_recovery_test.go @ 31ae8437 — the three Test* below and its
   ``outdatedFixture``: a scale set whose EphemeralRunnerSet reported Outdated for the revision it
   applied (revision 1, replicas 3, patch 7, runner image ``runner:rejected``).
@@ -18,7 +18,7 @@ import copy
 from typing import Any
 
 from arc_controllers import constants
-from arc_controllers._runner_constants import AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET, EPHEMERAL_RUNNER_SET
+from arc_controllers.api.v1alpha1 import AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET, EPHEMERAL_RUNNER_SET
 from arc_controllers.controllers.autoscalingrunnerset import AutoscalingRunnerSetReconciler
 from arc_controllers.controllers.helpers import listener_pod_spec_requires_recreation
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
@@ -134,15 +134,15 @@ async def test_creating_a_stopped_listener_does_not_poison_the_desired_listener(
     reconciler, client = outdated_fixture("Outdated", 5, "runner:rejected")
     ars = await client.get(AUTOSCALING_RUNNER_SET, KEY)
     runner_set = await client.get(EPHEMERAL_RUNNER_SET, KEY)
-    first = reconciler._desired_listener(ars, runner_set)
+    first = reconciler.listeners.desired(ars, runner_set)
     before = copy.deepcopy(first)
 
-    await reconciler._create_stopped_listener(ars, runner_set)
+    await reconciler.parking.create_stopped_listener(ars, runner_set)
 
     created = await client.get(AUTOSCALING_LISTENER, ObjectKey(NAMESPACE, scale_set_listener_name(ars)))
     assert created["spec"]["phase"] == "Stopped"
     assert first == before
-    again = reconciler._desired_listener(ars, runner_set)
+    again = reconciler.listeners.desired(ars, runner_set)
     assert "phase" not in again["spec"], "the listener every other caller derives must not be switched off"
 
 

@@ -553,7 +553,8 @@ async def test_succeeded_runner_is_never_unregistered(
 
 # Upstream: ephemeralrunnerset_controller_test.go TestPrecomputedConstants
 def test_backoff_table_has_one_entry_per_failure_count() -> None:
-    from arc_controllers.controllers.ephemeralrunner import FAILURE_BACKOFF, MAX_FAILURES
+    from arc_controllers.constants import EPHEMERAL_RUNNER_FAILURE_BACKOFF as FAILURE_BACKOFF
+    from arc_controllers.constants import EPHEMERAL_RUNNER_MAX_FAILURES as MAX_FAILURES
 
     assert len(FAILURE_BACKOFF) == MAX_FAILURES + 1
     assert FAILURE_BACKOFF == (0.0, 5.0, 10.0, 20.0, 40.0, 80.0)

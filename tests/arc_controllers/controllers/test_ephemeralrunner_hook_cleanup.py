@@ -28,6 +28,6 @@ async def test_linked_secrets_are_deleted_by_the_runner_pod_label(cluster: FakeC
     cluster.put(_secret("unrelated-secret", NS, "other-runner"))
     cluster.put(_secret("linked-secret-other-namespace", "other-namespace", NAME))
     runner = {"metadata": {"name": NAME, "namespace": NS}}
-    await reconciler(cluster, actions, None)._cleanup_container_hook_resources(runner)
+    await reconciler(cluster, actions, None).resources.cleanup_container_hook_resources(runner)
     left = {(s["metadata"]["namespace"], s["metadata"]["name"]) for s in cluster.objects("Secret")}
     assert left == {(NS, "unrelated-secret"), ("other-namespace", "linked-secret-other-namespace")}

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from arc_controllers.controllers.ephemeralrunner_resources import pod_terminated
+from arc_controllers.controllers.ephemeralrunner import pod_terminated
 
 RUNNING: dict[str, Any] = {"running": {}}
 

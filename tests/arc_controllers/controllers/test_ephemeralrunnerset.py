@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 from fakeapi import FakeCluster
 
-from arc_controllers._runner_constants import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_SET
+from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_SET
 from arc_controllers.controllers import patching
 from arc_controllers.controllers.actions_seam import RunnerReference
 from arc_controllers.controllers.ephemeralrunnerset import RESOURCE_OWNER_KEY, EphemeralRunnerSetReconciler
-from arc_controllers.controllers.runner_setup import _controller_owner_index
+from arc_controllers.controllers.indexers import controller_owner_index as _controller_owner_index
 from arc_controllers.controllers.runnerstates import new_ephemeral_runners_by_states
 from conftest import FakeActions
+from reconcilekit import controllerutil
 from reconcilekit.cache import InformerCache, Options
 from reconcilekit.cache._internal.backoff import BackoffSettings
 from reconcilekit.client.delegating import DelegatingClient
@@ -277,7 +278,7 @@ async def test_seed3_applied_revision_patch_carries_the_optimistic_lock(
     # Upstream: ephemeralrunnerset_revision_patch_test.go TestPatchAppliedActionableRevisionStatusUsesOptimisticLock
     make_set(cluster, revision=2, appliedActionableRevision=1)
     rv = cluster.get("EphemeralRunnerSet", NS, "set")["metadata"]["resourceVersion"]
-    await reconciler(cluster, actions)._patch_applied_actionable_revision_status(KEY, 2)
+    await reconciler(cluster, actions).status.patch_applied_actionable_revision_status(KEY, 2)
     [body] = [r.body for r in cluster.requests if r.verb == "patch" and r.subresource == "status"]
     assert json.loads(body) == {"metadata": {"resourceVersion": rv}, "status": {"appliedActionableRevision": 2}}
 
@@ -288,8 +289,8 @@ async def test_seed4_applied_revision_never_moves_backwards(cluster: FakeCluster
     #   TestPatchAppliedActionableRevisionStatusIgnoresATargetBehindTheLiveRevision
     make_set(cluster, revision=5, appliedActionableRevision=5, finishedRunnerCleanupPatchID=3)
     add_runner(cluster, "old", phase="Outdated", revision=4)
-    await reconciler(cluster, actions)._patch_applied_actionable_revision_status(KEY, 3)
-    await reconciler(cluster, actions)._patch_applied_actionable_revision_status(KEY, 4)
+    await reconciler(cluster, actions).status.patch_applied_actionable_revision_status(KEY, 3)
+    await reconciler(cluster, actions).status.patch_applied_actionable_revision_status(KEY, 4)
     assert live_status(cluster) == {
         "phase": "Running",
         "appliedActionableRevision": 5,
@@ -303,10 +304,10 @@ async def test_seed7_marker_cleared_only_when_the_revision_advances(cluster: Fak
     make_set(cluster, revision=2, appliedActionableRevision=1, finishedRunnerCleanupPatchID=9)
     cluster.freeze_cache()  # the decision must be made on the API server's state
     r = reconciler(cluster, actions)
-    await r._patch_applied_actionable_revision_status(KEY, 2)
+    await r.status.patch_applied_actionable_revision_status(KEY, 2)
     assert "finishedRunnerCleanupPatchID" not in live_status(cluster)
     cluster.set_status("EphemeralRunnerSet", NS, "set", {"finishedRunnerCleanupPatchID": 4})
-    await r._patch_applied_actionable_revision_status(KEY, 2)
+    await r.status.patch_applied_actionable_revision_status(KEY, 2)
     assert live_status(cluster)["finishedRunnerCleanupPatchID"] == 4
 
 
@@ -317,7 +318,7 @@ async def test_seed15_phase_derived_from_an_uncached_runner_list(cluster: FakeCl
     add_runner(cluster, "ghost", phase="Outdated", revision=7)
     cluster.freeze_cache()
     del cluster.store[("EphemeralRunner", NS, "ghost")]
-    await reconciler(cluster, actions)._patch_applied_actionable_revision_status(KEY, 7)
+    await reconciler(cluster, actions).status.patch_applied_actionable_revision_status(KEY, 7)
     assert live_status(cluster)["phase"] == "Running"
     assert live_status(cluster)["appliedActionableRevision"] == 7
 
@@ -329,7 +330,7 @@ async def test_applied_revision_classifies_against_the_advanced_revision(
     #   TestPatchAppliedActionableRevisionStatusClassifiesAgainstTheAdvancedRevision
     make_set(cluster, revision=2, appliedActionableRevision=1)
     add_runner(cluster, "left", phase="Outdated", revision=1)
-    await reconciler(cluster, actions)._patch_applied_actionable_revision_status(KEY, 2)
+    await reconciler(cluster, actions).status.patch_applied_actionable_revision_status(KEY, 2)
     assert live_status(cluster)["phase"] == "Running"
     assert live_status(cluster)["appliedActionableRevision"] == 2
 
@@ -393,7 +394,7 @@ async def test_seed6_restarted_listener_lower_patch_id_is_not_suppressed(
 async def test_marker_patch_is_idempotent(cluster: FakeCluster, actions: FakeActions) -> None:
     # Upstream: TestPatchFinishedRunnerCleanupPatchIDStatusIsIdempotent
     make_set(cluster, finishedRunnerCleanupPatchID=4)
-    await reconciler(cluster, actions)._patch_finished_runner_cleanup_patch_id_status(KEY, 4)
+    await reconciler(cluster, actions).status.patch_finished_runner_cleanup_patch_id_status(KEY, 4)
     assert status_patches(cluster) == []
 
 
@@ -404,7 +405,7 @@ async def test_seed14_marker_patch_carries_the_lock_and_retries_a_conflict(
     make_set(cluster, finishedRunnerCleanupPatchID=1)
     rv = cluster.get("EphemeralRunnerSet", NS, "set")["metadata"]["resourceVersion"]
     cluster.inject_conflicts("patch", "EphemeralRunnerSet", "status", count=1)
-    await reconciler(cluster, actions)._patch_finished_runner_cleanup_patch_id_status(KEY, 5)
+    await reconciler(cluster, actions).status.patch_finished_runner_cleanup_patch_id_status(KEY, 5)
     first, second = status_patches(cluster)
     assert first == {"metadata": {"resourceVersion": rv}, "status": {"finishedRunnerCleanupPatchID": 5}}
     assert second == first  # re-read, re-decided, re-sent
@@ -482,13 +483,13 @@ def test_seed11_snapshot_is_taken_before_the_first_mutation() -> None:
     lazy = patching.LazyCopy(obj)
     with pytest.raises(RuntimeError):
         lazy.merge_from()
-    patching.add_finalizer(lazy.mutate(), "f")
+    controllerutil.add_finalizer(lazy.mutate(), "f")
     assert json.loads(lazy.merge_from().data(obj)) == {"metadata": {"finalizers": ["f"]}}
     assert json.loads(lazy.merge_from(optimistic_lock=True).data(obj)) == {
         "metadata": {"finalizers": ["f"], "resourceVersion": "5"}
     }
     late: dict[str, Any] = {"metadata": {"name": "x", "finalizers": []}}
-    patching.add_finalizer(late, "f")  # before mutate: baked into the snapshot
+    controllerutil.add_finalizer(late, "f")  # before mutate: baked into the snapshot
     lazy2 = patching.LazyCopy(late)
     lazy2.mutate()
     assert json.loads(lazy2.merge_from().data(late)) == {}
@@ -510,10 +511,10 @@ def test_seed11_later_mutations_never_re_snapshot() -> None:
     second["status"]["phase"] = "Running"
     assert patching.snapshots_taken() == taken + 1
     assert lazy.modified()
-    assert lazy.merge_from().diff(obj) == {"status": {"appliedActionableRevision": 2, "phase": "Running"}}
+    assert lazy.merge_from().patch_tree(obj) == {"status": {"appliedActionableRevision": 2, "phase": "Running"}}
     obj["status"]["message"] = "m"  # a change after the last mutate() still diffs against the first snapshot
     lazy.mutate()
-    assert lazy.merge_from().diff(obj) == {
+    assert lazy.merge_from().patch_tree(obj) == {
         "status": {"appliedActionableRevision": 2, "phase": "Running", "message": "m"}
     }
 
@@ -526,7 +527,7 @@ async def test_seed11_applied_revision_and_phase_go_in_one_patch(cluster: FakeCl
     """
     make_set(cluster, revision=2, appliedActionableRevision=1, phase="Outdated")
     rv = cluster.get("EphemeralRunnerSet", NS, "set")["metadata"]["resourceVersion"]
-    await reconciler(cluster, actions)._patch_applied_actionable_revision_status(KEY, 2)
+    await reconciler(cluster, actions).status.patch_applied_actionable_revision_status(KEY, 2)
     assert status_patches(cluster) == [
         {"metadata": {"resourceVersion": rv}, "status": {"appliedActionableRevision": 2, "phase": "Running"}}
     ]
@@ -620,7 +621,7 @@ async def test_creates_not_yet_in_the_cache_count_as_pending(cluster: FakeCluste
     cluster.thaw_cache()
     await r.reconcile(REQ)
     assert creates(cluster) == 3
-    assert r._created == {}
+    assert r.runners.created == {}
 
 
 # ---- seed 8 on reconcilekit.testing: a lagging informer cache over the fake API server -----
@@ -687,11 +688,11 @@ async def test_scale_down_does_not_remove_a_deleting_runner_again(cluster: FakeC
     r = reconciler(cluster, actions)
     cached = cluster.get("EphemeralRunner", NS, "runner")
     stale = json.loads(json.dumps(cached))
-    assert await r._delete_ephemeral_runner_with_actions_client(cached, actions) is True
+    assert await r.runners.delete_ephemeral_runner_with_actions_client(cached, actions) is True
     assert actions.calls == [("remove_runner", 7)]
     deleting = cluster.get("EphemeralRunner", NS, "runner")
     assert deleting["metadata"].get("deletionTimestamp")
-    assert await r._delete_ephemeral_runner_with_actions_client(stale, actions) is True, (
+    assert await r.runners.delete_ephemeral_runner_with_actions_client(stale, actions) is True, (
         "a runner already being deleted counts toward the scale down"
     )
     assert actions.calls == [("remove_runner", 7)], "the registration was removed twice"
@@ -706,5 +707,5 @@ async def test_scale_down_counts_a_runner_gone_from_the_server_without_asking_th
     r = reconciler(cluster, actions)
     stale = cluster.get("EphemeralRunner", NS, "runner")
     del cluster.store[("EphemeralRunner", NS, "runner")]
-    assert await r._delete_ephemeral_runner_with_actions_client(stale, actions) is True
+    assert await r.runners.delete_ephemeral_runner_with_actions_client(stale, actions) is True
     assert actions.calls == []

@@ -1,4 +1,4 @@
-"""EphemeralRunnerSetReconciler._update_status on a fake cluster: the phase it derives from stale
+"""RunnerSetStatus.update_status on a fake cluster: the phase it derives from stale
 runners, and the status keys its patch may carry.
 
 Upstream: ephemeralrunnerset_stale_phase_test.go @142132e5 and ephemeralrunnerset_status_patch_test.go
@@ -39,7 +39,7 @@ async def test_stale_outdated_runners_never_set_the_outdated_phase(
     make_set(cluster, appliedActionableRevision=applied)
     runner_set = cluster.get("EphemeralRunnerSet", NS, "set")
     state = new_ephemeral_runners_by_states([_legacy_runner()], applied)
-    await reconciler(cluster, actions)._update_status(runner_set, state)
+    await reconciler(cluster, actions).status.update_status(runner_set, state)
     assert live_status(cluster)["phase"] == want
 
 
@@ -52,7 +52,7 @@ async def _update_with_a_carried_marker(
     carried = copy.deepcopy(cluster.get("EphemeralRunnerSet", NS, "set"))
     carried["status"]["phase"] = ""
     carried["status"]["finishedRunnerCleanupPatchID"] = carried_marker
-    await reconciler(cluster, actions)._update_status(carried, new_ephemeral_runners_by_states([], 0))
+    await reconciler(cluster, actions).status.update_status(carried, new_ephemeral_runners_by_states([], 0))
     [patch] = status_patches(cluster)
     return patch, int(live_status(cluster).get("finishedRunnerCleanupPatchID") or 0)
 

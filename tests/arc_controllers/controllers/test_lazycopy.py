@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from arc_controllers.controllers.patching import MERGE_PATCH_TYPE, LazyCopy
+from arc_controllers.controllers.patching import LazyCopy
+from reconcilekit.client.patch import MERGE_PATCH as MERGE_PATCH_TYPE
 
 
 def _pod(**annotations: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ Objects decode from and encode to exactly the JSON the API server stores
 Ports: apis/actions.github.com/v1alpha1 (groupversion_info.go and the *_types.go files)
 """
 
+from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.api.v1alpha1._base import ArcModel
 from arc_controllers.api.v1alpha1.appconfig import AppConfig, AppConfigError
 from arc_controllers.api.v1alpha1.autoscalinglistener import (
@@ -22,7 +23,6 @@ from arc_controllers.api.v1alpha1.autoscalingrunnerset import (
     AutoscalingRunnerSetStatus,
 )
 from arc_controllers.api.v1alpha1.common import (
-    ActionsGitHubObject,
     AzureKeyVaultConfig,
     CounterMetric,
     GaugeMetric,
@@ -38,7 +38,6 @@ from arc_controllers.api.v1alpha1.common import (
     VaultType,
 )
 from arc_controllers.api.v1alpha1.ephemeralrunner import (
-    EPHEMERAL_RUNNER_CONTAINER_NAME,
     EphemeralRunner,
     EphemeralRunnerPhase,
     EphemeralRunnerSpec,
@@ -51,6 +50,22 @@ from arc_controllers.api.v1alpha1.ephemeralrunnerset import (
     EphemeralRunnerSetStatus,
 )
 from arc_controllers.api.v1alpha1.groupversion import GROUP, GROUP_VERSION, VERSION, GroupVersion, PrinterColumn
+from arc_controllers.api.v1alpha1.kinds import (
+    API_VERSION,
+    AUTOSCALING_LISTENER,
+    AUTOSCALING_RUNNER_SET,
+    CONFIG_MAP,
+    EPHEMERAL_RUNNER,
+    EPHEMERAL_RUNNER_SET,
+    POD,
+    ROLE,
+    ROLE_BINDING,
+    SECRET,
+    SERVICE_ACCOUNT,
+    Kind,
+    PodConditionType,
+    PodPhase,
+)
 from arc_controllers.api.v1alpha1.listenerconfig import ListenerConfig, ScalerConfig
 from arc_controllers.api.v1alpha1.version import is_version_allowed
 
@@ -58,12 +73,21 @@ KINDS: tuple[type[ArcModel], ...] = (AutoscalingRunnerSet, EphemeralRunnerSet, E
 """The four kinds, in the order the CRD generator writes them."""
 
 __all__ = [
-    "EPHEMERAL_RUNNER_CONTAINER_NAME",
+    "API_VERSION",
+    "AUTOSCALING_LISTENER",
+    "AUTOSCALING_RUNNER_SET",
+    "CONFIG_MAP",
+    "EPHEMERAL_RUNNER",
+    "EPHEMERAL_RUNNER_SET",
     "GROUP",
     "GROUP_VERSION",
     "KINDS",
+    "POD",
+    "ROLE",
+    "ROLE_BINDING",
+    "SECRET",
+    "SERVICE_ACCOUNT",
     "VERSION",
-    "ActionsGitHubObject",
     "AppConfig",
     "AppConfigError",
     "ArcModel",
@@ -88,9 +112,12 @@ __all__ = [
     "GaugeMetric",
     "GroupVersion",
     "HistogramMetric",
+    "Kind",
     "ListenerConfig",
     "MetricsConfig",
     "ObjectMeta",
+    "PodConditionType",
+    "PodPhase",
     "PrinterColumn",
     "ProxyConfig",
     "ProxyServerConfig",
@@ -101,4 +128,5 @@ __all__ = [
     "VaultConfig",
     "VaultType",
     "is_version_allowed",
+    "objects",
 ]

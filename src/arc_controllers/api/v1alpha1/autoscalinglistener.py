@@ -23,7 +23,8 @@ from arc_controllers.api.v1alpha1.common import (
     TLSConfig,
     VaultConfig,
 )
-from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
+from arc_controllers.api.v1alpha1.kinds import AUTOSCALING_LISTENER
 from arc_controllers.api.v1alpha1.listenerconfig import ListenerConfig
 from reconcilekit.client import GroupVersionKind
 
@@ -104,7 +105,7 @@ class AutoscalingListener(ArcModel):
     Ports: AutoscalingListener
     """
 
-    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("AutoscalingListener")
+    GVK: ClassVar[GroupVersionKind] = AUTOSCALING_LISTENER
     PLURAL: ClassVar[str] = "autoscalinglisteners"
     SINGULAR: ClassVar[str] = "autoscalinglistener"
     PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
@@ -118,52 +119,3 @@ class AutoscalingListener(ArcModel):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: AutoscalingListenerSpec = Field(default_factory=AutoscalingListenerSpec)
     status: AutoscalingListenerStatus | None = None
-
-    def is_stopped(self) -> bool:
-        """True when ``spec.phase`` is Stopped.
-
-        Python only: names the check the listener controller makes (#4660).
-        """
-        return self.spec.phase == AutoscalingListenerPhase.STOPPED
-
-    def github_config_url(self) -> str:
-        """``spec.githubConfigUrl``.
-
-        Ports: AutoscalingListener.GitHubConfigUrl
-        """
-        return self.spec.github_config_url or ""
-
-    def github_config_secret(self) -> str:
-        """``spec.githubConfigSecret``.
-
-        Ports: AutoscalingListener.GitHubConfigSecret
-        """
-        return self.spec.github_config_secret or ""
-
-    def github_proxy(self) -> ProxyConfig | None:
-        """``spec.proxy``.
-
-        Ports: AutoscalingListener.GitHubProxy
-        """
-        return self.spec.proxy
-
-    def github_server_tls(self) -> TLSConfig | None:
-        """``spec.githubServerTLS``.
-
-        Ports: AutoscalingListener.GitHubServerTLS
-        """
-        return self.spec.github_server_tls
-
-    def vault_config(self) -> VaultConfig | None:
-        """``spec.vaultConfig``.
-
-        Ports: AutoscalingListener.VaultConfig
-        """
-        return self.spec.vault_config
-
-    def vault_proxy(self) -> ProxyConfig | None:
-        """``spec.vaultConfig.proxy``, or None.
-
-        Ports: AutoscalingListener.VaultProxy
-        """
-        return self.spec.vault_config.proxy if self.spec.vault_config is not None else None

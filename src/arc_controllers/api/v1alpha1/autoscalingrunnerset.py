@@ -20,7 +20,8 @@ from arc_controllers.api.v1alpha1.common import (
     TLSConfig,
     VaultConfig,
 )
-from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
+from arc_controllers.api.v1alpha1.kinds import AUTOSCALING_RUNNER_SET
 from arc_controllers.api.v1alpha1.listenerconfig import ListenerConfig
 from reconcilekit.client import GroupVersionKind
 
@@ -116,7 +117,7 @@ class AutoscalingRunnerSet(ArcModel):
     Ports: AutoscalingRunnerSet
     """
 
-    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("AutoscalingRunnerSet")
+    GVK: ClassVar[GroupVersionKind] = AUTOSCALING_RUNNER_SET
     PLURAL: ClassVar[str] = "autoscalingrunnersets"
     SINGULAR: ClassVar[str] = "autoscalingrunnerset"
     PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
@@ -130,45 +131,3 @@ class AutoscalingRunnerSet(ArcModel):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: AutoscalingRunnerSetSpec = Field(default_factory=AutoscalingRunnerSetSpec)
     status: AutoscalingRunnerSetStatus | None = None
-
-    def github_config_url(self) -> str:
-        """``spec.githubConfigUrl``.
-
-        Ports: AutoscalingRunnerSet.GitHubConfigUrl
-        """
-        return self.spec.github_config_url or ""
-
-    def github_config_secret(self) -> str:
-        """``spec.githubConfigSecret``.
-
-        Ports: AutoscalingRunnerSet.GitHubConfigSecret
-        """
-        return self.spec.github_config_secret or ""
-
-    def github_proxy(self) -> ProxyConfig | None:
-        """``spec.proxy``.
-
-        Ports: AutoscalingRunnerSet.GitHubProxy
-        """
-        return self.spec.proxy
-
-    def github_server_tls(self) -> TLSConfig | None:
-        """``spec.githubServerTLS``.
-
-        Ports: AutoscalingRunnerSet.GitHubServerTLS
-        """
-        return self.spec.github_server_tls
-
-    def vault_config(self) -> VaultConfig | None:
-        """``spec.vaultConfig``.
-
-        Ports: AutoscalingRunnerSet.VaultConfig
-        """
-        return self.spec.vault_config
-
-    def vault_proxy(self) -> ProxyConfig | None:
-        """``spec.vaultConfig.proxy``, or None.
-
-        Ports: AutoscalingRunnerSet.VaultProxy
-        """
-        return self.spec.vault_config.proxy if self.spec.vault_config is not None else None

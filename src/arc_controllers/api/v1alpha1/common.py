@@ -6,7 +6,7 @@ Ports: apis/actions.github.com/v1alpha1/common.go and the shared types of autosc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Protocol, runtime_checkable
+from typing import Annotated, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from arc_controllers import constants
@@ -14,7 +14,6 @@ from arc_controllers.api.v1alpha1._base import ArcModel
 from arc_controllers.api.v1alpha1._markers import REQUIRED, Embedded
 
 __all__ = [
-    "ActionsGitHubObject",
     "AzureKeyVaultConfig",
     "CounterMetric",
     "GaugeMetric",
@@ -294,35 +293,3 @@ class MetricsConfig(ArcModel):
     """Gauges by metric name."""
     histograms: dict[str, HistogramMetric] | None = None
     """Histograms by metric name."""
-
-
-@runtime_checkable
-class ActionsGitHubObject(Protocol):
-    """What the secret resolver needs from any of the four kinds.
-
-    Ports: object.ActionsGitHubObject
-    """
-
-    def github_config_url(self) -> str:
-        """``githubConfigUrl`` ("" when unset)."""
-        ...
-
-    def github_config_secret(self) -> str:
-        """``githubConfigSecret`` ("" when unset)."""
-        ...
-
-    def github_proxy(self) -> ProxyConfig | None:
-        """The proxy for GitHub traffic."""
-        ...
-
-    def github_server_tls(self) -> TLSConfig | None:
-        """Extra CA certificates for the GitHub server."""
-        ...
-
-    def vault_config(self) -> VaultConfig | None:
-        """The vault to read credentials from."""
-        ...
-
-    def vault_proxy(self) -> ProxyConfig | None:
-        """``vaultConfig.proxy``."""
-        ...

@@ -5,30 +5,24 @@ Ports: apis/actions.github.com/v1alpha1/ephemeralrunner_types.go
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from arc_controllers import constants
 from arc_controllers.api.v1alpha1._base import ArcModel
 from arc_controllers.api.v1alpha1._markers import REQUIRED, Embedded, Format
 from arc_controllers.api.v1alpha1.common import ObjectMeta, ProxyConfig, ResourceMeta, TLSConfig, VaultConfig
-from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
+from arc_controllers.api.v1alpha1.kinds import EPHEMERAL_RUNNER
 from reconcilekit.client import GroupVersionKind
 
 __all__ = [
-    "EPHEMERAL_RUNNER_CONTAINER_NAME",
     "EphemeralRunner",
     "EphemeralRunnerPhase",
     "EphemeralRunnerSpec",
     "EphemeralRunnerStatus",
 ]
-
-EPHEMERAL_RUNNER_CONTAINER_NAME = constants.EPHEMERAL_RUNNER_CONTAINER_NAME
-
-_ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
 
 
 class EphemeralRunnerPhase(StrEnum):
@@ -47,9 +41,6 @@ class EphemeralRunnerPhase(StrEnum):
     """The runner could not start after repeated attempts; needs a human."""
     OUTDATED = "Outdated"
     """The runner rejected its version (exit code 7); the runner spec must change."""
-
-
-_DONE_PHASES = frozenset({EphemeralRunnerPhase.SUCCEEDED, EphemeralRunnerPhase.FAILED, EphemeralRunnerPhase.OUTDATED})
 
 
 class EphemeralRunnerSpec(ArcModel):
@@ -81,14 +72,6 @@ class EphemeralRunnerSpec(ArcModel):
     """Metadata of the runner pod (pod template metadata)."""
     spec: Annotated[dict[str, Any] | None, Embedded("PodSpec")] = None
     """Spec of the runner pod (pod template spec)."""
-
-    def containers(self) -> list[dict[str, Any]]:
-        """``spec.containers`` of the pod template, [] when absent or malformed.
-
-        Python only: safe access to the plain-JSON pod spec.
-        """
-        containers = (self.spec or {}).get("containers")
-        return [c for c in containers if isinstance(c, dict)] if isinstance(containers, list) else []
 
 
 class EphemeralRunnerStatus(ArcModel):
@@ -133,24 +116,6 @@ class EphemeralRunnerStatus(ArcModel):
     job_runner_assigned_at: str | None = None
     """When the job was assigned to this runner (RFC 3339); written by the listener."""
 
-    def last_failure(self) -> datetime:
-        """The latest time in ``failures``; year 1 (Go's zero time) when there is none.
-
-        Unparseable timestamps are skipped.
-
-        Ports: EphemeralRunnerStatus.LastFailure
-        """
-        latest = _ZERO_TIME
-        for stamp in (self.failures or {}).values():
-            try:
-                when = datetime.fromisoformat(stamp)
-            except (TypeError, ValueError):
-                continue
-            if when.tzinfo is None:
-                when = when.replace(tzinfo=UTC)
-            latest = max(latest, when)
-        return latest
-
 
 class EphemeralRunner(ArcModel):
     """EphemeralRunner is the Schema for the ephemeralrunners API.
@@ -158,7 +123,7 @@ class EphemeralRunner(ArcModel):
     Ports: EphemeralRunner
     """
 
-    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("EphemeralRunner")
+    GVK: ClassVar[GroupVersionKind] = EPHEMERAL_RUNNER
     PLURAL: ClassVar[str] = "ephemeralrunners"
     SINGULAR: ClassVar[str] = "ephemeralrunner"
     PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
@@ -179,84 +144,3 @@ class EphemeralRunner(ArcModel):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: EphemeralRunnerSpec = Field(default_factory=EphemeralRunnerSpec)
     status: EphemeralRunnerStatus | None = None
-
-    def phase(self) -> str:
-        """``status.phase``, "" when unset.
-
-        Python only: Go reads the zero value of the status struct.
-        """
-        return (self.status.phase if self.status is not None else None) or ""
-
-    def is_done(self) -> bool:
-        """True when the phase is Succeeded, Failed or Outdated: the runner will not run a job again.
-
-        Ports: EphemeralRunner.IsDone
-        """
-        return self.phase() in _DONE_PHASES
-
-    def has_job(self) -> bool:
-        """True when a job id is recorded (a Running runner without one is idle, not busy).
-
-        Ports: EphemeralRunner.HasJob
-        """
-        return bool(self.status is not None and self.status.job_id)
-
-    def has_container_hook_configured(self) -> bool:
-        """True when the first container named ``runner`` has the ACTIONS_RUNNER_CONTAINER_HOOKS env var.
-
-        Only the first container of that name counts, as upstream.
-
-        Ports: EphemeralRunner.HasContainerHookConfigured
-        """
-        for container in self.spec.containers():
-            if container.get("name") != EPHEMERAL_RUNNER_CONTAINER_NAME:
-                continue
-            env = container.get("env")
-            if not isinstance(env, list):
-                return False
-            return any(
-                isinstance(var, dict) and var.get("name") == constants.ENV_ACTIONS_RUNNER_CONTAINER_HOOKS for var in env
-            )
-        return False
-
-    def github_config_url(self) -> str:
-        """``spec.githubConfigUrl``.
-
-        Ports: EphemeralRunner.GitHubConfigUrl
-        """
-        return self.spec.github_config_url or ""
-
-    def github_config_secret(self) -> str:
-        """``spec.githubConfigSecret``.
-
-        Ports: EphemeralRunner.GitHubConfigSecret
-        """
-        return self.spec.github_config_secret or ""
-
-    def github_proxy(self) -> ProxyConfig | None:
-        """``spec.proxy``.
-
-        Ports: EphemeralRunner.GitHubProxy
-        """
-        return self.spec.proxy
-
-    def github_server_tls(self) -> TLSConfig | None:
-        """``spec.githubServerTLS``.
-
-        Ports: EphemeralRunner.GitHubServerTLS
-        """
-        return self.spec.github_server_tls
-
-    def vault_config(self) -> VaultConfig | None:
-        """``spec.vaultConfig``.
-
-        Ports: EphemeralRunner.VaultConfig
-        """
-        return self.spec.vault_config
-
-    def vault_proxy(self) -> ProxyConfig | None:
-        """``spec.vaultConfig.proxy``, or None.
-
-        Ports: EphemeralRunner.VaultProxy
-        """
-        return self.spec.vault_config.proxy if self.spec.vault_config is not None else None

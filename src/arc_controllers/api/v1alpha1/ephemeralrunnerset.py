@@ -12,9 +12,10 @@ from pydantic import Field
 
 from arc_controllers.api.v1alpha1._base import ArcModel
 from arc_controllers.api.v1alpha1._markers import Format
-from arc_controllers.api.v1alpha1.common import ObjectMeta, ProxyConfig, ResourceMeta, TLSConfig, VaultConfig
+from arc_controllers.api.v1alpha1.common import ObjectMeta, ResourceMeta
 from arc_controllers.api.v1alpha1.ephemeralrunner import EphemeralRunnerSpec
-from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
+from arc_controllers.api.v1alpha1.kinds import EPHEMERAL_RUNNER_SET
 from reconcilekit.client import GroupVersionKind
 
 __all__ = ["EphemeralRunnerSet", "EphemeralRunnerSetPhase", "EphemeralRunnerSetSpec", "EphemeralRunnerSetStatus"]
@@ -73,7 +74,7 @@ class EphemeralRunnerSet(ArcModel):
     Ports: EphemeralRunnerSet
     """
 
-    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("EphemeralRunnerSet")
+    GVK: ClassVar[GroupVersionKind] = EPHEMERAL_RUNNER_SET
     PLURAL: ClassVar[str] = "ephemeralrunnersets"
     SINGULAR: ClassVar[str] = "ephemeralrunnerset"
     PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (
@@ -86,46 +87,3 @@ class EphemeralRunnerSet(ArcModel):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: EphemeralRunnerSetSpec = Field(default_factory=EphemeralRunnerSetSpec)
     status: EphemeralRunnerSetStatus | None = None
-
-    def github_config_url(self) -> str:
-        """``spec.ephemeralRunnerSpec.githubConfigUrl``.
-
-        Ports: EphemeralRunnerSet.GitHubConfigUrl
-        """
-        return self.spec.ephemeral_runner_spec.github_config_url or ""
-
-    def github_config_secret(self) -> str:
-        """``spec.ephemeralRunnerSpec.githubConfigSecret``.
-
-        Ports: EphemeralRunnerSet.GitHubConfigSecret
-        """
-        return self.spec.ephemeral_runner_spec.github_config_secret or ""
-
-    def github_proxy(self) -> ProxyConfig | None:
-        """``spec.ephemeralRunnerSpec.proxy``.
-
-        Ports: EphemeralRunnerSet.GitHubProxy
-        """
-        return self.spec.ephemeral_runner_spec.proxy
-
-    def github_server_tls(self) -> TLSConfig | None:
-        """``spec.ephemeralRunnerSpec.githubServerTLS``.
-
-        Ports: EphemeralRunnerSet.GitHubServerTLS
-        """
-        return self.spec.ephemeral_runner_spec.github_server_tls
-
-    def vault_config(self) -> VaultConfig | None:
-        """``spec.ephemeralRunnerSpec.vaultConfig``.
-
-        Ports: EphemeralRunnerSet.VaultConfig
-        """
-        return self.spec.ephemeral_runner_spec.vault_config
-
-    def vault_proxy(self) -> ProxyConfig | None:
-        """``spec.ephemeralRunnerSpec.vaultConfig.proxy``, or None.
-
-        Ports: EphemeralRunnerSet.VaultProxy
-        """
-        vault = self.spec.ephemeral_runner_spec.vault_config
-        return vault.proxy if vault is not None else None

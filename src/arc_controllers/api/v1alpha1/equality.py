@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Final
@@ -200,15 +201,8 @@ def semantic_equal(a: Any, b: Any) -> bool:
                     push((vx, vy, _PLAIN))
                 else:
                     push((vx, vy, _child_context(ctx, key, vx, vy)))
-            if found < len(y):  # keys only y has: compared with absent (equal only when empty throughout)
-                for key in y.keys() - x.keys():
-                    vy = y[key]
-                    if _is_empty(vy):
-                        continue
-                    if type(vy) is not dict:
-                        return False
-                    plain = ctx == _PLAIN and key not in _SPECIAL_KEYS
-                    push((None, vy, _PLAIN if plain else _child_context(ctx, key, None, vy)))
+            if found < len(y) and not _push_keys_only_in_y(x, y, ctx, push):
+                return False
             continue
         if tx is list and ty is list:
             if len(x) != len(y):
@@ -240,6 +234,24 @@ def semantic_equal(a: Any, b: Any) -> bool:
             return False
         if not _scalar_equal(x, y, ctx == _QUANTITY_MAP):
             return False
+    return True
+
+
+def _push_keys_only_in_y(
+    x: dict[str, Any], y: dict[str, Any], ctx: int, push: Callable[[tuple[Any, Any, int]], None]
+) -> bool:
+    """Python only: compare the keys only ``y`` has with absent (equal only when empty throughout).
+
+    Pushes the nested objects still to compare; False as soon as a non-empty non-object value decides.
+    """
+    for key in y.keys() - x.keys():
+        vy = y[key]
+        if _is_empty(vy):
+            continue
+        if type(vy) is not dict:
+            return False
+        plain = ctx == _PLAIN and key not in _SPECIAL_KEYS
+        push((None, vy, _PLAIN if plain else _child_context(ctx, key, None, vy)))
     return True
 
 

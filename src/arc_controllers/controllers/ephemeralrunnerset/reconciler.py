@@ -13,48 +13,53 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from arc_controllers._runner_constants import (
-    EPHEMERAL_RUNNER,
-    EPHEMERAL_RUNNER_SET,
-    EPHEMERAL_RUNNER_SET_FINALIZER,
-    PHASE_OUTDATED,
-)
+from arc_controllers import constants
+from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_SET, EphemeralRunnerSetPhase
+from arc_controllers.api.v1alpha1.objects import is_deleting
+from arc_controllers.api.v1alpha1.objects import mutable_status as _status_of
+from arc_controllers.api.v1alpha1.objects import name as _name
+from arc_controllers.api.v1alpha1.objects import namespace as _namespace
+from arc_controllers.api.v1alpha1.objects import spec as _spec
+from arc_controllers.api.v1alpha1.objects import status as _status
 from arc_controllers.controllers.actions_seam import ActionsClientFactory
-from arc_controllers.controllers.ephemeralrunnerset_runners import (
+from arc_controllers.controllers.ephemeralrunnerset.proxysecret import ProxySecrets
+from arc_controllers.controllers.ephemeralrunnerset.runners import (
     CREATION_EXPECTATION_TTL,
-    RESOURCE_OWNER_KEY,
-    RUNNER_BATCH_CONCURRENCY,
-    EphemeralRunnerSetRunners,
+    RunnerSetRunners,
 )
-from arc_controllers.controllers.ephemeralrunnerset_status import EphemeralRunnerSetStatusWriters
-from arc_controllers.controllers.patching import LazyCopy, add_finalizer, contains_finalizer, remove_finalizer
-from arc_controllers.controllers.runnerstates import (
-    EphemeralRunnersByState,
-    new_ephemeral_runners_by_states,
-    object_key,
-)
-from arc_controllers.controllers.runnerstates import (
-    spec_of as _spec,
-)
-from arc_controllers.controllers.runnerstates import (
-    status_of as _status,
-)
-from arc_controllers.controllers.runnerstates import (
-    writable_status as _status_of,
-)
+from arc_controllers.controllers.ephemeralrunnerset.status import RunnerSetStatus
+from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY
+from arc_controllers.controllers.patching import LazyCopy
+from arc_controllers.controllers.predicates import ephemeral_runner_set_runner_predicate
+from arc_controllers.controllers.runnerstates import EphemeralRunnersByState, new_ephemeral_runners_by_states
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
-from reconcilekit.client.interfaces import Client, Object, ObjectKey, Reader
+from reconcilekit.builder import controller_managed_by
+from reconcilekit.client.interfaces import Client, Object, Reader
+from reconcilekit.client.interfaces import object_key_from_object as object_key
+from reconcilekit.controller.options import Options as ControllerOptions
+from reconcilekit.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
 from reconcilekit.errors import NotFoundError
+from reconcilekit.manager import Manager
+from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request, Result
 
-__all__ = ["RESOURCE_OWNER_KEY", "RUNNER_BATCH_CONCURRENCY", "EphemeralRunnerSetReconciler"]
+__all__ = ["EphemeralRunnerSetReconciler"]
 
 log = structlog.get_logger(__name__)
 
+_FINALIZER = constants.EPHEMERAL_RUNNER_SET_FINALIZER_NAME
+
+DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER_SET
+"""Workers when `setup_with_manager` is given no options."""
+
 
 @dataclass(kw_only=True)
-class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRunnerSetRunners):
-    """Ports: EphemeralRunnerSetReconciler"""
+class EphemeralRunnerSetReconciler:
+    """Ports: EphemeralRunnerSetReconciler
+
+    The runner work, the proxy secret and the status writes are three helpers built from
+    these fields (`runners`, `proxy`, `status`); `reconcile` decides, they act.
+    """
 
     client: Client
     """Reads from the informer cache, writes to the API server."""
@@ -68,12 +73,43 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
 
     build_options: RunnerBuildOptions = field(default_factory=RunnerBuildOptions)
 
-    batch_concurrency: int = RUNNER_BATCH_CONCURRENCY
+    batch_concurrency: int = constants.RUNNER_BATCH_CONCURRENCY
 
     creation_expectation_ttl: float = CREATION_EXPECTATION_TTL
     """Seconds a created runner the cache has not shown yet still counts as pending."""
 
-    _created: dict[ObjectKey, dict[str, float]] = field(default_factory=dict, init=False, repr=False)
+    proxy: ProxySecrets = field(init=False, repr=False)
+    runners: RunnerSetRunners = field(init=False, repr=False)
+    status: RunnerSetStatus = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        """Python only: build the helpers from the fields."""
+        self.proxy = ProxySecrets(client=self.client)
+        self.runners = RunnerSetRunners(
+            client=self.client,
+            api_reader=self.api_reader,
+            actions=self.actions,
+            proxy=self.proxy,
+            build_options=self.build_options,
+            batch_concurrency=self.batch_concurrency,
+            creation_expectation_ttl=self.creation_expectation_ttl,
+        )
+        self.status = RunnerSetStatus(client=self.client, api_reader=self.api_reader)
+
+    def setup_with_manager(self, mgr: Manager, /, *, options: ControllerOptions | None = None) -> None:
+        """``For(EphemeralRunnerSet).Owns(EphemeralRunner)`` with the resource-version filter and the runner projection.
+
+        Ports: EphemeralRunnerSetReconciler.SetupWithManager
+        """
+        (
+            controller_managed_by(mgr)
+            .for_(EPHEMERAL_RUNNER_SET)
+            .owns(EPHEMERAL_RUNNER, predicates=[ephemeral_runner_set_runner_predicate()])
+            .with_event_filter(ResourceVersionChangedPredicate())
+            .with_options(options or ControllerOptions(max_concurrent_reconciles=DEFAULT_CONCURRENCY))
+            .named("ephemeralrunnerset")
+            .complete(self)
+        )
 
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: EphemeralRunnerSetReconciler.Reconcile
@@ -87,16 +123,16 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
         lazy = LazyCopy(runner_set)
         spec, status = _spec(runner_set), _status(runner_set)
 
-        if runner_set["metadata"].get("deletionTimestamp"):
+        if is_deleting(runner_set):
             return await self._finalize(lazy)
-        if not contains_finalizer(runner_set, EPHEMERAL_RUNNER_SET_FINALIZER):
+        if not contains_finalizer(runner_set, _FINALIZER):
             return await self._add_finalizer(lazy)
         if int(spec.get("actionableRevision") or 0) > int(status.get("appliedActionableRevision") or 0):
             return await self._apply_actionable_revision(runner_set)
-        if status.get("phase") == PHASE_OUTDATED:
+        if status.get("phase") == EphemeralRunnerSetPhase.OUTDATED:
             return await self._drain_while_outdated(runner_set)
 
-        await self._reconcile_proxy_secret(runner_set)
+        await self.proxy.reconcile_proxy_secret(runner_set)
         state = await self._list_runners(runner_set)
         if state.stale_outdated:
             return await self._replace_stale_outdated(runner_set, state)
@@ -112,22 +148,22 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
         Ports: EphemeralRunnerSetReconciler.Reconcile, the deletion branch
         """
         runner_set = lazy.obj
-        if not contains_finalizer(runner_set, EPHEMERAL_RUNNER_SET_FINALIZER):
+        if not contains_finalizer(runner_set, _FINALIZER):
             return Result()
-        done, wait = await self._clean_up_ephemeral_runners(runner_set)
+        done, wait = await self.runners.clean_up_ephemeral_runners(runner_set)
         if not done:
             log.info("waiting for runners to be deleted")
             return Result(requeue_after=wait)
-        if not await self._clean_up_ephemeral_runner_set_proxy_secret(runner_set):
-            return Result(requeue_after=1.0)
-        if remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_SET_FINALIZER):
+        if not await self.proxy.clean_up_ephemeral_runner_set_proxy_secret(runner_set):
+            return Result(requeue_after=constants.EPHEMERAL_RUNNER_SET_PROXY_SECRET_DELETION_REQUEUE)
+        if remove_finalizer(lazy.mutate(), _FINALIZER):
             await self.client.patch(runner_set, lazy.merge_from())
         log.info("removed finalizer after cleanup")
         return Result()
 
     async def _add_finalizer(self, lazy: LazyCopy) -> Result:
         """Ports: EphemeralRunnerSetReconciler.Reconcile, the "add finalizer" branch"""
-        add_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_SET_FINALIZER)
+        add_finalizer(lazy.mutate(), _FINALIZER)
         await self.client.patch(lazy.obj, lazy.merge_from())
         log.info("added finalizer")
         return Result()
@@ -139,17 +175,14 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
         error) in the middle leaves it behind the spec, so the next reconcile redoes the
         cleanup instead of stranding runners on a spec nobody revisits.
 
-        Differs: no [UNCONFIRMED] step 4.3 (requeue without marking the revision applied
-        while ID-0 runners wait out their grace period): this port has no grace period,
-        so the cleanup never reports a wait (see `_clean_up_ephemeral_runners`).
-
         Ports: EphemeralRunnerSetReconciler.Reconcile, the actionable-revision branch
+        Differs: no requeue while ID-0 runners wait out a grace period (docs/porting-notes.md).
         """
         target = int(_spec(runner_set).get("actionableRevision") or 0)
         log.info("runner spec revision changed, deleting idle and pending runners", target=target)
-        await self._clean_up_ephemeral_runners(runner_set)
-        await self._reconcile_proxy_secret(runner_set)
-        await self._patch_applied_actionable_revision_status(object_key(runner_set), target)
+        await self.runners.clean_up_ephemeral_runners(runner_set)
+        await self.proxy.reconcile_proxy_secret(runner_set)
+        await self.status.patch_applied_actionable_revision_status(object_key(runner_set), target)
         log.info("applied actionable revision", applied=target)
         return Result()
 
@@ -158,7 +191,7 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
 
         Ports: EphemeralRunnerSetReconciler.Reconcile, the Outdated-phase branch
         """
-        _, wait = await self._clean_up_ephemeral_runners(runner_set)
+        _, wait = await self.runners.clean_up_ephemeral_runners(runner_set)
         return Result(requeue_after=wait)
 
     async def _list_runners(self, runner_set: Object) -> EphemeralRunnersByState:
@@ -168,12 +201,12 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
         """
         runners = await self.client.list(
             EPHEMERAL_RUNNER,
-            namespace=runner_set["metadata"]["namespace"],
-            fields={RESOURCE_OWNER_KEY: runner_set["metadata"]["name"]},
+            namespace=_namespace(runner_set),
+            fields={RESOURCE_OWNER_KEY: _name(runner_set)},
         )
         applied = int(_status(runner_set).get("appliedActionableRevision") or 0)
         state = new_ephemeral_runners_by_states(runners.items, applied)
-        state.unobserved = self._observe_created(object_key(runner_set), runners.items)
+        state.unobserved = self.runners.observe_created(object_key(runner_set), runners.items)
         log.debug(
             "ephemeral runner counts",
             pending=len(state.pending),
@@ -192,8 +225,8 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
         Ports: EphemeralRunnerSetReconciler.Reconcile, the stale-outdated branch
         """
         log.info("deleting outdated runners built before the last spec update", count=len(state.stale_outdated))
-        await self._delete_ephemeral_runners_in_batches(state.stale_outdated)
-        await self._update_status(runner_set, state)
+        await self.runners.delete_ephemeral_runners_in_batches(state.stale_outdated)
+        await self.status.update_status(runner_set, state)
         return Result()
 
     async def _release_rejected_spec(self, runner_set: Object, state: EphemeralRunnersByState) -> Result:
@@ -206,8 +239,8 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
         Ports: EphemeralRunnerSetReconciler.Reconcile, the outdated branch
         """
         log.info("runners rejected the runner spec, releasing runners", outdated=len(state.outdated))
-        await self._update_status(runner_set, state)
-        _, wait = await self._clean_up_ephemeral_runners(runner_set)
+        await self.status.update_status(runner_set, state)
+        _, wait = await self.runners.clean_up_ephemeral_runners(runner_set)
         return Result(requeue_after=wait)
 
     async def _scale(self, runner_set: Object, state: EphemeralRunnersByState) -> Result:
@@ -228,19 +261,19 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
             scale_up_total = total + len(state.deleting)
             log.debug("scaling comparison", current=total, deleting=len(state.deleting), desired=replicas)
             if scale_up_total < replicas:
-                if await self._scale_up_serviced_by_finished_runner_cleanup(object_key(runner_set), runner_set):
+                if await self.status.scale_up_serviced_by_finished_runner_cleanup(object_key(runner_set), runner_set):
                     _status_of(runner_set)["finishedRunnerCleanupPatchID"] = patch_id
                     log.info("skipping scale up until the listener publishes a new patch", patch_id=patch_id)
-                    await self._update_status(runner_set, state)
+                    await self.status.update_status(runner_set, state)
                     return Result()
-                await self._create_ephemeral_runners(runner_set, replicas - scale_up_total)
+                await self.runners.create_ephemeral_runners(runner_set, replicas - scale_up_total)
             elif patch_id > 0 and total >= replicas:
                 pass  # excess runners drain as their jobs finish; the listener sends a later patch
             elif patch_id == 0 and total > replicas:
-                wait = await self._delete_idle_ephemeral_runners(
+                wait = await self.runners.delete_idle_ephemeral_runners(
                     runner_set, state.pending, state.running, total - replicas
                 )
-        await self._update_status(runner_set, state)
+        await self.status.update_status(runner_set, state)
         return Result(requeue_after=wait)
 
     async def _clean_up_finished_runners(self, runner_set: Object, state: EphemeralRunnersByState) -> Result:
@@ -253,9 +286,9 @@ class EphemeralRunnerSetReconciler(EphemeralRunnerSetStatusWriters, EphemeralRun
         Ports: EphemeralRunnerSetReconciler.Reconcile, the finished-runner cleanup (#4642)
         """
         patch_id = int(_spec(runner_set).get("patchID") or 0)
-        await self._patch_finished_runner_cleanup_patch_id_status(object_key(runner_set), patch_id)
-        await self._delete_ephemeral_runners_in_batches(state.finished)
+        await self.status.patch_finished_runner_cleanup_patch_id_status(object_key(runner_set), patch_id)
+        await self.runners.delete_ephemeral_runners_in_batches(state.finished)
         _status_of(runner_set)["finishedRunnerCleanupPatchID"] = patch_id
         log.info("cleaned up finished runners, deferring the scaling decision", patch_id=patch_id)
-        await self._update_status(runner_set, state)
+        await self.status.update_status(runner_set, state)
         return Result()

@@ -5,13 +5,12 @@ listener writes that when a job starts). Registrations of runners that did not
 deregister themselves are removed by the unregistration queue, never inline.
 
 With ``publish_metrics`` on, every reconcile publishes the runner's phase to the
-``gha_controller_*_ephemeral_runners`` gauges (spec §3.8; §8.2 steps 2.1 and 3): the empty
-phase for a runner being deleted, its current phase otherwise (this is how the listener's
-Running reaches the gauges), and each phase the controller writes right after the write.
-Differs: a runner found gone (its finalizers stripped by someone else, so no deletion
-reconcile ran) is also removed from the gauges; upstream keeps counting it until restart.
+``gha_controller_*_ephemeral_runners`` gauges: the empty phase for a runner being
+deleted, its current phase otherwise (this is how the listener's Running reaches the
+gauges), and each phase the controller writes right after the write.
 
-Ports: controllers/actions.github.com/ephemeralrunner_controller.go (@ed5c8aa0, §8.1–§8.6 of the spec)
+Ports: controllers/actions.github.com/ephemeralrunner_controller.go
+Differs: a runner found gone also leaves the gauges (docs/porting-notes.md, EphemeralRunnerReconciler.Reconcile).
 """
 
 from __future__ import annotations
@@ -24,28 +23,16 @@ from typing import Any
 
 import structlog
 
-from arc_controllers._runner_constants import (
-    EPHEMERAL_RUNNER,
-    EPHEMERAL_RUNNER_ACTIONS_FINALIZER,
-    EPHEMERAL_RUNNER_CONTAINER_NAME,
-    EPHEMERAL_RUNNER_FINALIZER,
-    PHASE_FAILED,
-    PHASE_OUTDATED,
-    PHASE_PENDING,
-    PHASE_SUCCEEDED,
-    SECRET,
-)
-from arc_controllers.controllers.actions_seam import ActionsClientFactory, is_runner_exists
-from arc_controllers.controllers.ephemeralrunner_resources import EphemeralRunnerResources
-from arc_controllers.controllers.ephemeralrunner_resources import secret_value as _secret_value
+from arc_controllers import constants
+from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER, POD, SECRET, EphemeralRunnerPhase, PodPhase, objects
+from arc_controllers.api.v1alpha1.objects import mutable_status
+from arc_controllers.api.v1alpha1.objects import status as _status
+from arc_controllers.controllers.actions_seam import ActionsClientFactory
+from arc_controllers.controllers.ephemeralrunner.registration import FatalError, JitRegistration, RetryableError
+from arc_controllers.controllers.ephemeralrunner.resources import RunnerResources, RunnerWrites
 from arc_controllers.controllers.metrics import RUNNER_PHASE_METRICS, RunnerPhaseMetrics
-from arc_controllers.controllers.patching import (
-    LazyCopy,
-    SupersededVersions,
-    add_finalizer,
-    contains_finalizer,
-    remove_finalizer,
-)
+from arc_controllers.controllers.patching import LazyCopy
+from arc_controllers.controllers.predicates import ephemeral_runner_pod_predicate
 from arc_controllers.controllers.runnerstates import (
     has_container_hook_configured,
     has_job,
@@ -57,39 +44,34 @@ from arc_controllers.controllers.runnerstates import (
 )
 from arc_controllers.controllers.unregistration import RunnerUnregistrationQueue
 from arc_controllers.resourcebuilder.runner import (
-    JitRunnerConfig,
     RunnerBuildOptions,
     new_ephemeral_runner_jit_secret,
     new_ephemeral_runner_pod,
     proxy_env,
 )
-from reconcilekit.client.interfaces import Client, Object, ObjectKey
+from reconcilekit.builder import controller_managed_by
+from reconcilekit.client.interfaces import Client, Object
+from reconcilekit.client.interfaces import object_key_from_object as _key
+from reconcilekit.controller.options import Options as ControllerOptions
+from reconcilekit.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
 from reconcilekit.errors import AlreadyExistsError, ForbiddenError, InvalidError, NotFoundError
+from reconcilekit.manager import Manager
+from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request, Result
 
-__all__ = ["FAILURE_BACKOFF", "MAX_FAILURES", "EphemeralRunnerReconciler"]
+__all__ = ["DEFAULT_CONCURRENCY", "EphemeralRunnerReconciler"]
 
 log = structlog.get_logger(__name__)
 
-MAX_FAILURES = 5
-"""A runner whose pod failed more often than this is deleted (the set builds a new one). Ports: maxFailures"""
+DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER
+"""Workers when `EphemeralRunnerReconciler.setup_with_manager` is given no options."""
 
-FAILURE_BACKOFF = (0.0, 5.0, 10.0, 20.0, 40.0, 80.0)
-"""Seconds to wait before a new pod, indexed by the number of failures so far. Ports: failedRunnerBackoff"""
+_MAX_FAILURES = constants.EPHEMERAL_RUNNER_MAX_FAILURES
+_FAILURE_BACKOFF = constants.EPHEMERAL_RUNNER_FAILURE_BACKOFF
+_QUOTA_RECREATE_AGE = timedelta(seconds=constants.EPHEMERAL_RUNNER_RESOURCE_QUOTA_RECREATE_AGE)
 
-REASON_INVALID_POD = "InvalidPod"
-RETRYABLE_REQUEUE = 0.5
-POD_EXISTS_REQUEUE = 5.0
-QUOTA_REQUEUE = 30.0
-QUOTA_RECREATE_AGE = timedelta(minutes=10)
-
-
-class _RetryableError(Exception):
-    """Python only: JIT registration should be tried again shortly. Ports: retryableError"""
-
-
-class _FatalError(Exception):
-    """Python only: the runner can never register; delete it. Ports: fatalError"""
+_FINALIZER = constants.EPHEMERAL_RUNNER_FINALIZER_NAME
+_ACTIONS_FINALIZER = constants.EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME
 
 
 def _utcnow() -> datetime:
@@ -102,29 +84,22 @@ def _rfc3339(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _key(obj: Object) -> ObjectKey:
-    """Python only: the object's namespace and name."""
-    return ObjectKey(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
-
-
-def _status(obj: Object) -> dict[str, Any]:
-    """Python only: ``status`` of a JSON object, {} when absent (read only)."""
-    status: dict[str, Any] = obj.get("status") or {}
-    return status
-
-
 def _runner_container_status(pod: Object) -> dict[str, Any] | None:
     """Python only: the status of the container named ``runner``, or None."""
     for cs in _status(pod).get("containerStatuses") or []:
-        if cs.get("name") == EPHEMERAL_RUNNER_CONTAINER_NAME:
+        if cs.get("name") == constants.EPHEMERAL_RUNNER_CONTAINER_NAME:
             found: dict[str, Any] = cs
             return found
     return None
 
 
 @dataclass(kw_only=True)
-class EphemeralRunnerReconciler(EphemeralRunnerResources):
-    """Ports: EphemeralRunnerReconciler"""
+class EphemeralRunnerReconciler:
+    """Ports: EphemeralRunnerReconciler
+
+    The runner's own writes, its resources and its JIT registration are three helpers built
+    from these fields (`writes`, `resources`, `registration`); `reconcile` decides, they act.
+    """
 
     client: Client
     actions: ActionsClientFactory
@@ -139,11 +114,39 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
     phase_metrics: RunnerPhaseMetrics = field(default_factory=lambda: RUNNER_PHASE_METRICS)
     """Python only: the per-runner phase bookkeeping (process-wide by default)."""
 
-    _superseded: SupersededVersions = field(default_factory=SupersededVersions, init=False, repr=False)
-    """Python only: versions of runners this process replaced by its own writes (stale-cache guard)."""
+    writes: RunnerWrites = field(init=False, repr=False)
+    resources: RunnerResources = field(init=False, repr=False)
+    registration: JitRegistration = field(init=False, repr=False)
 
-    _secrets_deleted: set[str] = field(default_factory=set, init=False, repr=False)
-    """Python only: UIDs of runners whose JIT secret this process already deleted (no second DELETE)."""
+    def __post_init__(self) -> None:
+        """Python only: build the helpers from the fields."""
+        self.writes = RunnerWrites(client=self.client)
+        self.resources = RunnerResources(
+            client=self.client,
+            actions=self.actions,
+            terminated_pod_grace_period_seconds=self.terminated_pod_grace_period_seconds,
+        )
+        self.registration = JitRegistration(client=self.client, actions=self.actions)
+
+    def setup_with_manager(self, mgr: Manager, /, *, options: ControllerOptions | None = None) -> None:
+        """``For(EphemeralRunner).Owns(Pod)`` with the pod projection.
+
+        Creates the unregistration queue and adds it to ``mgr`` when the reconciler has none.
+
+        Ports: EphemeralRunnerReconciler.SetupWithManager
+        """
+        if self.unregistration_queue is None:
+            self.unregistration_queue = RunnerUnregistrationQueue(actions=self.actions)
+            mgr.add(self.unregistration_queue)
+        (
+            controller_managed_by(mgr)
+            .for_(EPHEMERAL_RUNNER)
+            .owns(POD, predicates=[ephemeral_runner_pod_predicate()])
+            .with_event_filter(ResourceVersionChangedPredicate())
+            .with_options(options or ControllerOptions(max_concurrent_reconciles=DEFAULT_CONCURRENCY))
+            .named("ephemeralrunner")
+            .complete(self)
+        )
 
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile
@@ -155,12 +158,12 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         except NotFoundError:
             self._publish_phase({"metadata": {"namespace": request.namespace, "name": request.name}}, "")
             return Result()
-        if self._superseded.is_stale(runner):
+        if self.writes.superseded.is_stale(runner):
             log.debug("cache shows a version this controller replaced, waiting for the newer one")
             return Result()
         lazy = LazyCopy(runner)
 
-        if runner["metadata"].get("deletionTimestamp"):
+        if objects.is_deleting(runner):
             self._publish_phase(runner, "")
             return await self._finalize(lazy)
         self._publish_phase(runner, _status(runner).get("phase") or "")
@@ -169,13 +172,8 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         if not self._has_both_finalizers(runner):
             await self._add_finalizers(lazy)
 
-        # Differs: the pod is read before the JIT-secret step (spec §8.2 reads the secret
-        # first, step 6, and the pod at step 10). Once the pod exists and the runner ID is
-        # recorded, the secret is neither read nor re-created: this saves the repeated
-        # secret read on every pod event (request budget, performance-facts §1). A JIT
-        # secret deleted under a live pod is therefore not re-registered, where Go would
-        # re-run JIT registration (remove the existing registration, retry).
-        pod = await self._get_pod(runner)
+        # Differs: the pod is read before the JIT secret (docs/porting-notes.md, EphemeralRunnerReconciler.Reconcile).
+        pod = await self.resources.get_pod(runner)
         secret: Object | None = None
         if runner_id(runner) == 0 or pod is None:
             got = await self._ensure_jit_secret(runner)
@@ -184,11 +182,11 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
             secret = got
         identity: tuple[int, str] | None = None
         if runner_id(runner) == 0 and secret is not None:
-            parsed = await self._runner_identity(secret)
+            parsed = await self.registration.runner_identity(secret)
             if parsed is None:
-                return Result(requeue_after=RETRYABLE_REQUEUE)
+                return Result(requeue_after=constants.EPHEMERAL_RUNNER_CORRUPTED_JIT_SECRET_REQUEUE)
             identity = parsed
-        if len(_status(runner).get("failures") or {}) > MAX_FAILURES:
+        if len(_status(runner).get("failures") or {}) > _MAX_FAILURES:
             return await self._delete_after_too_many_failures(runner)
         if (wait := self._failure_backoff_remaining(runner)) > 0:
             return Result(requeue_after=wait)
@@ -212,22 +210,22 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         Ports: EphemeralRunnerReconciler.Reconcile, the deletion branch
         """
         runner = lazy.obj
-        if not contains_finalizer(runner, EPHEMERAL_RUNNER_FINALIZER):
+        if not contains_finalizer(runner, _FINALIZER):
             return Result()
-        if contains_finalizer(runner, EPHEMERAL_RUNNER_ACTIONS_FINALIZER):
-            rid = 0 if _status(runner).get("phase") == PHASE_SUCCEEDED else await self._registered_runner_id(runner)
-            remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
+        if contains_finalizer(runner, _ACTIONS_FINALIZER):
+            rid = await self._runner_id_to_unregister(runner)
+            remove_finalizer(lazy.mutate(), _ACTIONS_FINALIZER)
             if rid != 0:
-                await self._write(runner, lazy.merge_from())
+                await self.writes.patch(runner, lazy.merge_from())
                 self._push(runner, rid)
-        await self._cleanup_resources(runner)
+        await self.resources.cleanup_resources(runner)
         if has_container_hook_configured(runner):
-            await self._cleanup_container_hook_resources(runner)
-        remove_finalizer(lazy.mutate(), EPHEMERAL_RUNNER_FINALIZER)
+            await self.resources.cleanup_container_hook_resources(runner)
+        remove_finalizer(lazy.mutate(), _FINALIZER)
         with contextlib.suppress(NotFoundError):
-            await self._write(runner, lazy.merge_from())
-        self._secrets_deleted.discard(str(runner["metadata"].get("uid", "")))
-        log.info("removed runner finalizers", runner=runner["metadata"]["name"])
+            await self.writes.patch(runner, lazy.merge_from())
+        self.resources.secrets_deleted.discard(objects.uid(runner))
+        log.info("removed runner finalizers", runner=objects.name(runner))
         return Result()
 
     async def _release_finished(self, runner: Object) -> Result:
@@ -237,19 +235,46 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
 
         Ports: EphemeralRunnerReconciler.Reconcile, the IsDone branch
         """
-        if _status(runner).get("phase") != PHASE_SUCCEEDED:
+        if _status(runner).get("phase") != EphemeralRunnerPhase.SUCCEEDED:
             await self._queue_unregistration(runner)
-        await self._cleanup_resources(runner)
+        await self.resources.cleanup_resources(runner)
         return Result()
+
+    async def _runner_id_to_unregister(self, runner: Object) -> int:
+        """0 for a Succeeded runner (it deregistered itself), else the registration to remove.
+
+        Ports: the phase check of EphemeralRunnerReconciler.queueUnregistration
+        """
+        if _status(runner).get("phase") == EphemeralRunnerPhase.SUCCEEDED:
+            return 0
+        return await self.resources.registered_runner_id(runner)
+
+    async def _queue_unregistration(self, runner: Object) -> None:
+        """Resolve the ID, drop the registration finalizer, and only then queue the removal.
+
+        Ports: EphemeralRunnerReconciler.queueUnregistration
+        """
+        if not contains_finalizer(runner, _ACTIONS_FINALIZER):
+            return
+        rid = await self._runner_id_to_unregister(runner)
+        lazy = LazyCopy(runner)
+        remove_finalizer(lazy.mutate(), _ACTIONS_FINALIZER)
+        with contextlib.suppress(NotFoundError):
+            await self.writes.patch(runner, lazy.merge_from())
+        if rid != 0:
+            self._push(runner, rid)
+
+    def _push(self, runner: Object, rid: int) -> None:
+        """Python only: push to the unregistration queue; a None queue drops the push (as upstream's nil queue)."""
+        if self.unregistration_queue is not None:
+            self.unregistration_queue.push(runner, rid)
 
     # ---- provisioning ---------------------------------------------------------------
 
     @staticmethod
     def _has_both_finalizers(runner: Object) -> bool:
         """Python only: both runner finalizers are present."""
-        return contains_finalizer(runner, EPHEMERAL_RUNNER_FINALIZER) and contains_finalizer(
-            runner, EPHEMERAL_RUNNER_ACTIONS_FINALIZER
-        )
+        return contains_finalizer(runner, _FINALIZER) and contains_finalizer(runner, _ACTIONS_FINALIZER)
 
     async def _add_finalizers(self, lazy: LazyCopy) -> None:
         """Add both finalizers in one merge patch, whichever is missing (no short circuit).
@@ -257,10 +282,10 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         Ports: EphemeralRunnerReconciler.Reconcile, the finalizer block
         """
         obj = lazy.mutate()
-        add_finalizer(obj, EPHEMERAL_RUNNER_FINALIZER)
-        add_finalizer(obj, EPHEMERAL_RUNNER_ACTIONS_FINALIZER)
-        await self._write(lazy.obj, lazy.merge_from())
-        log.info("added runner finalizers", runner=lazy.obj["metadata"]["name"])
+        add_finalizer(obj, _FINALIZER)
+        add_finalizer(obj, _ACTIONS_FINALIZER)
+        await self.writes.patch(lazy.obj, lazy.merge_from())
+        log.info("added runner finalizers", runner=objects.name(lazy.obj))
 
     async def _ensure_jit_secret(self, runner: Object) -> Object | Result:
         """The JIT secret, registering the runner and creating the secret when it is missing.
@@ -276,70 +301,24 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         except NotFoundError:
             pass
         try:
-            jit = await self._create_runner_jit_config(runner)
-        except _RetryableError:
-            return Result(requeue_after=RETRYABLE_REQUEUE)
-        except _FatalError as err:
-            log.warning("runner cannot register, deleting it", runner=runner["metadata"]["name"], reason=str(err))
+            jit = await self.registration.create_runner_jit_config(runner)
+        except RetryableError:
+            return Result(requeue_after=constants.EPHEMERAL_RUNNER_RETRYABLE_JIT_ERROR_REQUEUE)
+        except FatalError as err:
+            log.warning("runner cannot register, deleting it", runner=objects.name(runner), reason=str(err))
             with contextlib.suppress(NotFoundError):
-                await self._delete_runner(runner)
+                await self.writes.delete_runner(runner)
             return Result()
         secret = new_ephemeral_runner_jit_secret(runner, jit, options=self.build_options)
         await self.client.create(secret)
-        log.info("created JIT secret", runner=runner["metadata"]["name"], runner_id=jit.runner_id)
+        log.info("created JIT secret", runner=objects.name(runner), runner_id=jit.runner_id)
         return secret
-
-    async def _create_runner_jit_config(self, runner: Object) -> JitRunnerConfig:
-        """Register the runner just in time; an existing registration of the same name is removed first.
-
-        Raises:
-            _RetryableError: the name was taken and is being freed.
-            _FatalError: the name belongs to another scale set.
-
-        Ports: EphemeralRunnerReconciler.createRunnerJitConfig
-        """
-        actions = await self.actions(runner)
-        spec = runner.get("spec") or {}
-        work_folder = ""
-        for container in (spec.get("spec") or {}).get("containers") or []:
-            if container.get("name") == EPHEMERAL_RUNNER_CONTAINER_NAME and container.get("workingDir"):
-                work_folder = container["workingDir"]
-        scale_set_id = int(spec.get("runnerScaleSetId") or 0)
-        name = runner["metadata"]["name"]
-        try:
-            return await actions.generate_jit_runner_config(
-                name=name, work_folder=work_folder, scale_set_id=scale_set_id
-            )
-        except Exception as err:
-            if not is_runner_exists(err):
-                raise RuntimeError(f"failed to generate JIT config for EphemeralRunner {name}") from err
-        existing = await actions.get_runner_by_name(name)
-        if existing is None:
-            raise _RetryableError("runner exists but was not found by name")
-        if existing.runner_scale_set_id != scale_set_id:
-            raise _FatalError(f"runner name {name} is registered to scale set {existing.runner_scale_set_id}")
-        await actions.remove_runner(existing.id)
-        raise _RetryableError("removed a stale registration of the same name")
-
-    async def _runner_identity(self, secret: Object) -> tuple[int, str] | None:
-        """``(runnerId, runnerName)`` from the JIT secret; a corrupt secret is deleted (None).
-
-        Ports: EphemeralRunnerReconciler.Reconcile, the runner ID parse
-        """
-        try:
-            rid = int(_secret_value(secret, "runnerId"))
-        except ValueError:
-            log.warning("corrupt JIT secret, deleting it", secret=secret["metadata"]["name"])
-            with contextlib.suppress(NotFoundError):
-                await self.client.delete(secret)
-            return None
-        return rid, _secret_value(secret, "runnerName")
 
     async def _delete_after_too_many_failures(self, runner: Object) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile, the too-many-failures branch"""
-        log.info("runner failed too many times, deleting it", runner=runner["metadata"]["name"])
+        log.info("runner failed too many times, deleting it", runner=objects.name(runner))
         with contextlib.suppress(NotFoundError):
-            await self._delete_runner(runner)
+            await self.writes.delete_runner(runner)
         return Result()
 
     def _failure_backoff_remaining(self, runner: Object) -> float:
@@ -351,7 +330,7 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         if last is None:
             return 0.0
         failures = len(_status(runner).get("failures") or {})
-        until = last + timedelta(seconds=FAILURE_BACKOFF[min(failures, MAX_FAILURES)])
+        until = last + timedelta(seconds=_FAILURE_BACKOFF[min(failures, _MAX_FAILURES)])
         now = self.clock()
         if now >= until:
             return 0.0
@@ -362,27 +341,29 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
 
         Ports: EphemeralRunnerReconciler.createPod and the pod-creation outcome table
         """
-        spec = runner.get("spec") or {}
+        spec = objects.spec(runner)
         env = proxy_env(spec.get("proxy"), str(spec.get("proxySecretRef") or ""))
         pod = new_ephemeral_runner_pod(runner, secret, *env, options=self.build_options)
-        name = runner["metadata"]["name"]
+        name = objects.name(runner)
         try:
             await self.client.create(pod)
         except AlreadyExistsError:
-            return Result(requeue_after=POD_EXISTS_REQUEUE)
+            return Result(requeue_after=constants.EPHEMERAL_RUNNER_POD_ALREADY_EXISTS_REQUEUE)
         except InvalidError as err:
-            await self._mark_as_failed(runner, f"Failed to create the pod: {err}", REASON_INVALID_POD)
+            await self._mark_as_failed(runner, f"Failed to create the pod: {err}", constants.REASON_INVALID_POD_FAILURE)
             return Result()
         except ForbiddenError as err:
             if "exceeded quota:" not in str(err):
-                await self._mark_as_failed(runner, f"Failed to create the pod: {err}", REASON_INVALID_POD)
+                await self._mark_as_failed(
+                    runner, f"Failed to create the pod: {err}", constants.REASON_INVALID_POD_FAILURE
+                )
                 return Result()
-            created = parse_time(runner["metadata"].get("creationTimestamp"))
-            if created is not None and self.clock() - created > QUOTA_RECREATE_AGE:
+            created = parse_time(objects.meta(runner).get("creationTimestamp"))
+            if created is not None and self.clock() - created > _QUOTA_RECREATE_AGE:
                 with contextlib.suppress(NotFoundError):
-                    await self._delete_runner(runner)
+                    await self.writes.delete_runner(runner)
                 return Result()
-            return Result(requeue_after=QUOTA_REQUEUE)
+            return Result(requeue_after=constants.EPHEMERAL_RUNNER_RESOURCE_QUOTA_REQUEUE)
         log.info("created runner pod", runner=name)
         if identity is not None:
             await self._record_runner_identity(runner, identity, created_pod=pod)
@@ -400,28 +381,21 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         phase does (#4646: never over a phase the listener wrote since our read). A 409 is
         the reconcile error; the retry finds the pod and records the identity alone.
 
-        Differs: upstream (§8.2 steps 11 and 12) makes two writes, the runner ID right
-        after the pod is created and Pending once the ``runner`` container reports; they
-        are merged here (performance-facts §1.2 rows R2/R3, §1.5 "runnerId and Pending
-        merged"), one status write and one runner watch event fewer per runner.
-        Observable difference: the phase reads Pending from pod creation on instead of
-        empty until the ``runner`` container reports. The set classifies both as pending,
-        and a pod without container state still never moves the phase.
-
         Ports: EphemeralRunnerReconciler.Reconcile, the runner ID status patch
+        Differs: the runner ID and Pending go in one write, not two (docs/porting-notes.md).
         """
         lazy = LazyCopy(runner)
-        status = lazy.mutate().setdefault("status", {})
+        status = mutable_status(lazy.mutate())
         status["runnerId"], status["runnerName"] = identity
         if created_pod is None:
-            await self._write_status(runner, lazy.merge_from())
+            await self.writes.patch_status(runner, lazy.merge_from())
             return
         if not _status(runner).get("phase"):
-            status["phase"] = PHASE_PENDING
+            status["phase"] = EphemeralRunnerPhase.PENDING
         status.update(
             ready=False, reason=_status(created_pod).get("reason", ""), message=_status(created_pod).get("message", "")
         )
-        await self._write_status(runner, lazy.merge_from(optimistic_lock=True))
+        await self.writes.patch_status(runner, lazy.merge_from(optimistic_lock=True))
 
     # ---- pod state ------------------------------------------------------------------
 
@@ -433,7 +407,7 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         cs = _runner_container_status(pod)
         terminated = ((cs or {}).get("state") or {}).get("terminated")
         exit_code = int(terminated.get("exitCode", 0)) if terminated else None
-        if _status(pod).get("phase") == "Failed":
+        if _status(pod).get("phase") == PodPhase.FAILED:
             if exit_code is None:
                 return await self._delete_ephemeral_runner_or_pod(runner, pod)
             if exit_code == 0:
@@ -465,7 +439,7 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         """
         await self._mark_as_succeeded(runner, pod)
         with contextlib.suppress(NotFoundError):
-            await self._delete_runner(runner)
+            await self.writes.delete_runner(runner)
         return Result()
 
     async def _delete_ephemeral_runner_or_pod(self, runner: Object, pod: Object) -> Result:
@@ -474,9 +448,9 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         Ports: EphemeralRunnerReconciler.deleteEphemeralRunnerOrPod
         """
         if has_job(runner):
-            log.info("pod of a runner with a job failed, deleting the runner", runner=runner["metadata"]["name"])
+            log.info("pod of a runner with a job failed, deleting the runner", runner=objects.name(runner))
             with contextlib.suppress(NotFoundError):
-                await self._delete_runner(runner)
+                await self.writes.delete_runner(runner)
             return Result()
         await self._delete_pod_as_failed(runner, pod)
         return Result()
@@ -486,34 +460,36 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
 
         Ports: EphemeralRunnerReconciler.deletePodAsFailed
         """
-        if not pod["metadata"].get("deletionTimestamp"):
+        if not objects.is_deleting(pod):
             with contextlib.suppress(NotFoundError):
-                await self._delete_pod(pod)
+                await self.resources.delete_pod(pod)
         lazy = LazyCopy(runner)
-        status = lazy.mutate().setdefault("status", {})
-        status["failures"] = {**(status.get("failures") or {}), pod["metadata"]["uid"]: _rfc3339(self.clock())}
+        status = mutable_status(lazy.mutate())
+        status["failures"] = {**(status.get("failures") or {}), objects.uid(pod): _rfc3339(self.clock())}
         status["ready"] = False
         status["reason"] = _status(pod).get("reason", "")
         status["message"] = _status(pod).get("message", "")
-        await self._write_status(runner, lazy.merge_from())
-        log.info("runner pod failed, recorded the failure", runner=runner["metadata"]["name"])
+        await self.writes.patch_status(runner, lazy.merge_from())
+        log.info("runner pod failed, recorded the failure", runner=objects.name(runner))
 
     async def _patch_status(self, runner: Object, **fields: Any) -> None:
         """Python only: a plain diff-based status merge patch of ``fields``."""
         lazy = LazyCopy(runner)
-        lazy.mutate().setdefault("status", {}).update(fields)
-        await self._write_status(runner, lazy.merge_from())
+        mutable_status(lazy.mutate()).update(fields)
+        await self.writes.patch_status(runner, lazy.merge_from())
 
     async def _mark_as_failed(self, runner: Object, message: str, reason: str) -> None:
         """Ports: EphemeralRunnerReconciler.markAsFailed"""
-        await self._patch_status(runner, phase=PHASE_FAILED, reason=reason, message=message)
-        self._publish_phase(runner, PHASE_FAILED)
+        await self._patch_status(runner, phase=EphemeralRunnerPhase.FAILED, reason=reason, message=message)
+        self._publish_phase(runner, EphemeralRunnerPhase.FAILED)
         await self._queue_unregistration(runner)
 
     async def _mark_as_outdated(self, runner: Object) -> None:
         """The runner rejected its spec (exit code 7). Ports: EphemeralRunnerReconciler.markAsOutdated"""
-        await self._patch_status(runner, phase=PHASE_OUTDATED, reason="Outdated", message="Runner is deprecated")
-        self._publish_phase(runner, PHASE_OUTDATED)
+        await self._patch_status(
+            runner, phase=EphemeralRunnerPhase.OUTDATED, reason="Outdated", message="Runner is deprecated"
+        )
+        self._publish_phase(runner, EphemeralRunnerPhase.OUTDATED)
         await self._queue_unregistration(runner)
 
     async def _mark_as_succeeded(self, runner: Object, pod: Object) -> None:
@@ -523,12 +499,12 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
         """
         await self._patch_status(
             runner,
-            phase=PHASE_SUCCEEDED,
+            phase=EphemeralRunnerPhase.SUCCEEDED,
             ready=False,
             reason=_status(pod).get("reason", ""),
             message=_status(pod).get("message", ""),
         )
-        self._publish_phase(runner, PHASE_SUCCEEDED)
+        self._publish_phase(runner, EphemeralRunnerPhase.SUCCEEDED)
 
     async def _update_run_status_from_pod(self, runner: Object, pod: Object) -> None:
         """Write Pending (never Running) and Ready from the pod, with the optimistic lock.
@@ -537,19 +513,18 @@ class EphemeralRunnerReconciler(EphemeralRunnerResources):
 
         Ports: EphemeralRunnerReconciler.updateRunStatusFromPod
         """
-        if _status(pod).get("phase") in ("Succeeded", "Failed"):
+        if _status(pod).get("phase") in (PodPhase.SUCCEEDED, PodPhase.FAILED):
             return
         ready = pod_ready(pod)
         current = _status(runner)
-        phase = current.get("phase") or PHASE_PENDING
+        phase = current.get("phase") or EphemeralRunnerPhase.PENDING
         if phase == current.get("phase") and ready == bool(current.get("ready")):
             return
         lazy = LazyCopy(runner)
-        status = lazy.mutate().setdefault("status", {})
-        status.update(
+        mutable_status(lazy.mutate()).update(
             phase=phase, ready=ready, reason=_status(pod).get("reason", ""), message=_status(pod).get("message", "")
         )
-        await self._write_status(runner, lazy.merge_from(optimistic_lock=True))
+        await self.writes.patch_status(runner, lazy.merge_from(optimistic_lock=True))
         self._publish_phase(runner, phase)
 
     def _publish_phase(self, runner: Object, phase: str) -> None:

@@ -9,45 +9,47 @@ patchFinishedRunnerCleanupPatchIDStatus, patchAppliedActionableRevisionStatus, u
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import structlog
 
-from arc_controllers._runner_constants import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_SET, PHASE_OUTDATED, PHASE_RUNNING
+from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_SET, EphemeralRunnerSetPhase, Kind
 from arc_controllers.api.v1alpha1.equality import semantic_equal
-from arc_controllers.controllers.patching import LazyCopy, retry_on_conflict
+from arc_controllers.api.v1alpha1.objects import mutable_status as _status_of
+from arc_controllers.api.v1alpha1.objects import spec as _spec
+from arc_controllers.api.v1alpha1.objects import status as _status
+from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.controllers.runnerstates import (
     EphemeralRunnersByState,
     is_controlled_by,
     new_ephemeral_runners_by_states,
 )
 from arc_controllers.controllers.runnerstates import (
-    spec_of as _spec,
-)
-from arc_controllers.controllers.runnerstates import (
-    status_of as _status,
-)
-from arc_controllers.controllers.runnerstates import (
-    writable_status as _status_of,
-)
-from arc_controllers.controllers.runnerstates import (
     zero_as_absent as _zero_as_absent,
 )
+from reconcilekit import retry
 from reconcilekit.client.interfaces import Client, Object, ObjectKey, Reader
 
-__all__ = ["EphemeralRunnerSetStatusWriters"]
+__all__ = ["RunnerSetStatus"]
 
 log = structlog.get_logger(__name__)
 
 
-class EphemeralRunnerSetStatusWriters:
-    """The status-writing half of `EphemeralRunnerSetReconciler` (a mixin).
+@dataclass(frozen=True, kw_only=True)
+class RunnerSetStatus:
+    """Writes an EphemeralRunnerSet's status; every method names its Go function.
 
-    Python only: the module split of spec-anchors §3.3; every method names its Go function.
+    Python only: the status writers of `EphemeralRunnerSetReconciler`, given its client and
+    uncached reader.
     """
 
     client: Client
+    """Reads from the informer cache, writes to the API server."""
     api_reader: Reader | None
+    """Reads from the API server: status this controller wrote itself. The scale-up
+    suppression check refuses to run without it."""
 
-    async def _scale_up_serviced_by_finished_runner_cleanup(self, key: ObjectKey, runner_set: Object) -> bool:
+    async def scale_up_serviced_by_finished_runner_cleanup(self, key: ObjectKey, runner_set: Object) -> bool:
         """True when the shortfall was made by deleting finished runners for this very patch ID.
 
         Patch ID 0 is never suppressed. The marker is read from the API server, never
@@ -69,7 +71,7 @@ class EphemeralRunnerSetStatusWriters:
             raise RuntimeError(f"failed to read EphemeralRunnerSet {key} without the cache") from err
         return int(_status(live).get("finishedRunnerCleanupPatchID") or 0) == patch_id
 
-    async def _patch_finished_runner_cleanup_patch_id_status(self, key: ObjectKey, patch_id: int) -> None:
+    async def patch_finished_runner_cleanup_patch_id_status(self, key: ObjectKey, patch_id: int) -> None:
         """Record ``patch_id`` as the one whose finished runners were deleted (equality, may go down).
 
         Re-read through the API reader inside a retry; the patch carries the optimistic
@@ -87,9 +89,9 @@ class EphemeralRunnerSetStatusWriters:
             _status_of(lazy.mutate())["finishedRunnerCleanupPatchID"] = patch_id
             await self.client.status().patch(live, lazy.merge_from(optimistic_lock=True))
 
-        await retry_on_conflict(attempt)
+        await retry.retry_on_conflict(retry.DEFAULT_BACKOFF, attempt)
 
-    async def _patch_applied_actionable_revision_status(self, key: ObjectKey, target: int) -> None:
+    async def patch_applied_actionable_revision_status(self, key: ObjectKey, target: int) -> None:
         """Advance the applied revision (never backwards), clear the marker on advance, derive the phase.
 
         The set and its runners are read through the API reader (the runners
@@ -109,27 +111,27 @@ class EphemeralRunnerSetStatusWriters:
                 status["appliedActionableRevision"] = target
                 status.pop("finishedRunnerCleanupPatchID", None)  # Go's 0 with omitempty
             runners = await reader.list(EPHEMERAL_RUNNER, namespace=key.namespace)
-            mine = [r for r in runners.items if is_controlled_by(r, "EphemeralRunnerSet", key.name)]
+            mine = [r for r in runners.items if is_controlled_by(r, Kind.EPHEMERAL_RUNNER_SET, key.name)]
             state = new_ephemeral_runners_by_states(mine, int(_status(live).get("appliedActionableRevision") or 0))
-            phase = PHASE_OUTDATED if state.outdated else PHASE_RUNNING
+            phase = EphemeralRunnerSetPhase.OUTDATED if state.outdated else EphemeralRunnerSetPhase.RUNNING
             if _status(live).get("phase") != phase:
                 _status_of(lazy.mutate())["phase"] = phase
             if not lazy.modified():
                 return
             await self.client.status().patch(live, lazy.merge_from(optimistic_lock=True))
 
-        await retry_on_conflict(attempt)
+        await retry.retry_on_conflict(retry.DEFAULT_BACKOFF, attempt)
 
-    async def _update_status(self, runner_set: Object, state: EphemeralRunnersByState) -> None:
+    async def update_status(self, runner_set: Object, state: EphemeralRunnersByState) -> None:
         """Write the phase (Outdated is absorbing here) with a plain diff-based merge patch.
 
         Ports: EphemeralRunnerSetReconciler.updateStatus
         """
         current = _status(runner_set)
         if state.outdated:
-            phase = PHASE_OUTDATED
+            phase = EphemeralRunnerSetPhase.OUTDATED
         elif not current.get("phase"):
-            phase = PHASE_RUNNING
+            phase = EphemeralRunnerSetPhase.RUNNING
         else:
             phase = current["phase"]
         desired = {
