@@ -14,26 +14,14 @@ from __future__ import annotations
 
 import copy
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from typing import Any
 
 from arc_controllers.api.v1alpha1 import objects
 from reconcilekit.client.interfaces import Object
 from reconcilekit.client.patch import MergeFromPatch, merge_from, merge_from_with_optimistic_lock
-from reconcilekit.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
 
-__all__ = [
-    "LazyCopy",
-    "SupersededVersions",
-    "add_finalizer",
-    "contains_finalizer",
-    "merge_patch",
-    "remove_finalizer",
-    "snapshots_taken",
-]
-# add_finalizer, contains_finalizer, remove_finalizer: reconcilekit.controllerutil's, re-exported only
-# for the AutoscalingRunnerSet/AutoscalingListener modules until they import them from there.
+__all__ = ["LazyCopy", "SupersededVersions", "snapshots_taken"]
 
 _snapshots = 0
 
@@ -133,34 +121,3 @@ class SupersededVersions:
     def forget(self, uid: str) -> None:
         """Python only: drop what is known about ``uid`` (the object is gone)."""
         self._by_uid.pop(uid, None)
-
-
-@asynccontextmanager
-async def merge_patch(
-    client: Any, obj: Object, *, status: bool = False, optimistic_lock: bool = False
-) -> AsyncIterator[Object]:
-    """Snapshot ``obj``, let the block change it, then send one merge patch of the difference.
-
-    Python only, and kept for the AutoscalingRunnerSet/AutoscalingListener modules until they
-    use `LazyCopy` like the runner reconcilers. No request is made when the block leaves
-    ``obj`` as it was, or raises. After the
-    patch ``obj`` holds the server's answer (new resourceVersion included).
-
-    Args:
-        client: Where the patch goes (a `reconcilekit.client.Client`).
-        status: Patch the ``status`` subresource instead of the object.
-        optimistic_lock: Carry the snapshot's resourceVersion, so the write fails with
-            `ConflictError` if anyone wrote ``obj`` since it was read.
-
-    Raises:
-        APIStatusError: the API server refused the patch.
-
-    Ports: lazyCopy.Mutate followed by lazyCopy.MergeFrom and a Patch call
-    """
-    lazy = LazyCopy(obj)
-    yield lazy.mutate()
-    if not lazy.merge_from().patch_tree(obj):
-        return
-    patch = lazy.merge_from(optimistic_lock=optimistic_lock)
-    writer = client.status() if status else client
-    await writer.patch(obj, patch)

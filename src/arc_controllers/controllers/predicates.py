@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from arc_controllers.api.v1alpha1 import objects
+from arc_controllers.api.v1alpha1 import POD, Kind, objects
 from arc_controllers.api.v1alpha1.equality import semantic_equal
 from arc_controllers.controllers.runnerstates import pod_ready
 from reconcilekit.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
@@ -157,7 +157,7 @@ def autoscaling_runner_set_runner_set_predicate() -> ProjectionPredicate:
     Ports: autoscalingRunnerSetOwnedEphemeralRunnerSetPredicate
     """
     return ProjectionPredicate(
-        "autoscalingrunnerset-ephemeralrunnerset", _runner_set_projection, kind="EphemeralRunnerSet"
+        "autoscalingrunnerset-ephemeralrunnerset", _runner_set_projection, kind=Kind.EPHEMERAL_RUNNER_SET
     )
 
 
@@ -168,7 +168,7 @@ def ephemeral_runner_set_runner_predicate() -> ProjectionPredicate:
 
     Ports: ephemeralRunnerSetOwnedEphemeralRunnerPredicate
     """
-    return ProjectionPredicate("ephemeralrunnerset-ephemeralrunner", _runner_projection, kind="EphemeralRunner")
+    return ProjectionPredicate("ephemeralrunnerset-ephemeralrunner", _runner_projection, kind=Kind.EPHEMERAL_RUNNER)
 
 
 def ephemeral_runner_pod_predicate() -> ProjectionPredicate:
@@ -178,7 +178,7 @@ def ephemeral_runner_pod_predicate() -> ProjectionPredicate:
 
     Ports: ephemeralRunnerOwnedPodPredicate
     """
-    return ProjectionPredicate("ephemeralrunner-pod", _runner_pod_projection, kind="Pod")
+    return ProjectionPredicate("ephemeralrunner-pod", _runner_pod_projection, kind=POD.kind)
 
 
 def listener_pod_predicate() -> ProjectionPredicate:
@@ -186,7 +186,7 @@ def listener_pod_predicate() -> ProjectionPredicate:
 
     Ports: autoscalingListenerOwnedPodPredicate
     """
-    return ProjectionPredicate("autoscalinglistener-pod", _listener_pod_projection, kind="Pod")
+    return ProjectionPredicate("autoscalinglistener-pod", _listener_pod_projection, kind=POD.kind)
 
 
 def listener_service_account_predicate() -> ProjectionPredicate:

@@ -30,14 +30,11 @@ from arc_controllers.resourcebuilder.labels import (
 from arc_controllers.resourcebuilder.options import RunnerBuildOptions
 from reconcilekit.client.interfaces import Object
 
-# RunnerBuildOptions, controller_reference and fnv_hash_string are re-exported for the callers of this
-# module's old spellings; they live in options.py and labels.py.
+# RunnerBuildOptions (options.py) is re-exported: the runner builders' callers name it with them.
 __all__ = [
     "PROXY_SECRET_KEYS",
     "JitRunnerConfig",
     "RunnerBuildOptions",
-    "controller_reference",
-    "fnv_hash_string",
     "new_ephemeral_runner",
     "new_ephemeral_runner_jit_secret",
     "new_ephemeral_runner_pod",

@@ -23,8 +23,7 @@ from arc_controllers.resourcebuilder.labels import (
 from arc_controllers.resourcebuilder.options import RunnerBuildOptions
 from reconcilekit.client.interfaces import Object
 
-# runner_scale_set_id is re-exported for the listener builders' old import path; it lives in labels.py.
-__all__ = ["new_ephemeral_runner_set", "runner_scale_set_id"]
+__all__ = ["new_ephemeral_runner_set"]
 
 
 def _put(target: dict[str, Any], key: str, value: Any) -> None:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from arc_controllers.resourcebuilder.labels import fnv_hash_string
 from arc_controllers.resourcebuilder.runner import (
     JitRunnerConfig,
     RunnerBuildOptions,
-    fnv_hash_string,
     new_ephemeral_runner,
     new_ephemeral_runner_jit_secret,
     new_ephemeral_runner_pod,

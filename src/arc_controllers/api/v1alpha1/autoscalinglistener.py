@@ -23,7 +23,8 @@ from arc_controllers.api.v1alpha1.common import (
     TLSConfig,
     VaultConfig,
 )
-from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
+from arc_controllers.api.v1alpha1.kinds import AUTOSCALING_LISTENER
 from arc_controllers.api.v1alpha1.listenerconfig import ListenerConfig
 from reconcilekit.client import GroupVersionKind
 
@@ -104,7 +105,7 @@ class AutoscalingListener(ArcModel):
     Ports: AutoscalingListener
     """
 
-    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("AutoscalingListener")
+    GVK: ClassVar[GroupVersionKind] = AUTOSCALING_LISTENER
     PLURAL: ClassVar[str] = "autoscalinglisteners"
     SINGULAR: ClassVar[str] = "autoscalinglistener"
     PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (

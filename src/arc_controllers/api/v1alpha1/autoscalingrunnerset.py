@@ -20,7 +20,8 @@ from arc_controllers.api.v1alpha1.common import (
     TLSConfig,
     VaultConfig,
 )
-from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
+from arc_controllers.api.v1alpha1.kinds import AUTOSCALING_RUNNER_SET
 from arc_controllers.api.v1alpha1.listenerconfig import ListenerConfig
 from reconcilekit.client import GroupVersionKind
 
@@ -116,7 +117,7 @@ class AutoscalingRunnerSet(ArcModel):
     Ports: AutoscalingRunnerSet
     """
 
-    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("AutoscalingRunnerSet")
+    GVK: ClassVar[GroupVersionKind] = AUTOSCALING_RUNNER_SET
     PLURAL: ClassVar[str] = "autoscalingrunnersets"
     SINGULAR: ClassVar[str] = "autoscalingrunnerset"
     PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (

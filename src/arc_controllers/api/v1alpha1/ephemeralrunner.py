@@ -13,7 +13,8 @@ from pydantic import Field
 from arc_controllers.api.v1alpha1._base import ArcModel
 from arc_controllers.api.v1alpha1._markers import REQUIRED, Embedded, Format
 from arc_controllers.api.v1alpha1.common import ObjectMeta, ProxyConfig, ResourceMeta, TLSConfig, VaultConfig
-from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
+from arc_controllers.api.v1alpha1.kinds import EPHEMERAL_RUNNER
 from reconcilekit.client import GroupVersionKind
 
 __all__ = [
@@ -122,7 +123,7 @@ class EphemeralRunner(ArcModel):
     Ports: EphemeralRunner
     """
 
-    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("EphemeralRunner")
+    GVK: ClassVar[GroupVersionKind] = EPHEMERAL_RUNNER
     PLURAL: ClassVar[str] = "ephemeralrunners"
     SINGULAR: ClassVar[str] = "ephemeralrunner"
     PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (

@@ -14,7 +14,8 @@ from arc_controllers.api.v1alpha1._base import ArcModel
 from arc_controllers.api.v1alpha1._markers import Format
 from arc_controllers.api.v1alpha1.common import ObjectMeta, ResourceMeta
 from arc_controllers.api.v1alpha1.ephemeralrunner import EphemeralRunnerSpec
-from arc_controllers.api.v1alpha1.groupversion import GROUP_VERSION, PrinterColumn
+from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
+from arc_controllers.api.v1alpha1.kinds import EPHEMERAL_RUNNER_SET
 from reconcilekit.client import GroupVersionKind
 
 __all__ = ["EphemeralRunnerSet", "EphemeralRunnerSetPhase", "EphemeralRunnerSetSpec", "EphemeralRunnerSetStatus"]
@@ -73,7 +74,7 @@ class EphemeralRunnerSet(ArcModel):
     Ports: EphemeralRunnerSet
     """
 
-    GVK: ClassVar[GroupVersionKind] = GROUP_VERSION.with_kind("EphemeralRunnerSet")
+    GVK: ClassVar[GroupVersionKind] = EPHEMERAL_RUNNER_SET
     PLURAL: ClassVar[str] = "ephemeralrunnersets"
     SINGULAR: ClassVar[str] = "ephemeralrunnerset"
     PRINTER_COLUMNS: ClassVar[tuple[PrinterColumn, ...]] = (

@@ -47,10 +47,10 @@ class Kind(StrEnum):
 API_VERSION: Final = GROUP_VERSION.api_version
 """``actions.github.com/v1alpha1``, as objects and owner references carry it."""
 
-AUTOSCALING_RUNNER_SET: Final = GROUP_VERSION.with_kind(Kind.AUTOSCALING_RUNNER_SET)
-AUTOSCALING_LISTENER: Final = GROUP_VERSION.with_kind(Kind.AUTOSCALING_LISTENER)
-EPHEMERAL_RUNNER_SET: Final = GROUP_VERSION.with_kind(Kind.EPHEMERAL_RUNNER_SET)
-EPHEMERAL_RUNNER: Final = GROUP_VERSION.with_kind(Kind.EPHEMERAL_RUNNER)
+AUTOSCALING_RUNNER_SET: Final = GROUP_VERSION.with_kind(Kind.AUTOSCALING_RUNNER_SET.value)
+AUTOSCALING_LISTENER: Final = GROUP_VERSION.with_kind(Kind.AUTOSCALING_LISTENER.value)
+EPHEMERAL_RUNNER_SET: Final = GROUP_VERSION.with_kind(Kind.EPHEMERAL_RUNNER_SET.value)
+EPHEMERAL_RUNNER: Final = GROUP_VERSION.with_kind(Kind.EPHEMERAL_RUNNER.value)
 POD: Final = GroupVersionKind("", "v1", "Pod")
 SECRET: Final = GroupVersionKind("", "v1", "Secret")
 CONFIG_MAP: Final = GroupVersionKind("", "v1", "ConfigMap")
