@@ -88,6 +88,9 @@ MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
      "(await self.client.list(gvk, namespace=None, labels=labels))",
      "tests/arc_controllers/controllers/test_ephemeralrunner_hook_cleanup.py", "linked_secrets"),
     ("unobserved", ERS, "        state.unobserved = self.runners.observe_created(object_key(runner_set), runners.items)\n", "", T_ERS, "not_yet_in_the_cache"),
+    ("ARS-annotate", "src/arc_controllers/controllers/autoscalingrunnerset/registration.py",
+     "        if all(key in current and current[key] == value for key, value in values.items()):\n            return\n", "",
+     "tests/arc_controllers/controllers/test_autoscalingrunnerset_registration.py", "no_patch"),
 ]
 
 
