@@ -19,13 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-from chart_rbac import (
-    CONTROLLER_SERVICE_ACCOUNT,
-    chart_rbac_enabled,
-    install_chart_rbac,
-    service_account_config,
-    uninstall_chart_rbac,
-)
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
@@ -41,6 +34,14 @@ from reconcilekit.client.patch import raw_patch
 from reconcilekit.config import load_rest_config
 from reconcilekit.envtest import Environment
 from reconcilekit.manager import Options, new_manager
+
+from .chart_rbac import (
+    CONTROLLER_SERVICE_ACCOUNT,
+    chart_rbac_enabled,
+    install_chart_rbac,
+    service_account_config,
+    uninstall_chart_rbac,
+)
 
 CRDS = Path(__file__).resolve().parents[2] / "config" / "crd"
 ERS = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")

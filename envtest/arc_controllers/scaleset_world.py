@@ -17,13 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest_asyncio
-from chart_rbac import (
-    CONTROLLER_SERVICE_ACCOUNT,
-    chart_rbac_enabled,
-    install_chart_rbac,
-    service_account_config,
-    uninstall_chart_rbac,
-)
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
@@ -44,6 +37,14 @@ from reconcilekit.config import load_rest_config
 from reconcilekit.envtest import Environment
 from reconcilekit.errors import NotFoundError
 from reconcilekit.manager import Options, new_manager
+
+from .chart_rbac import (
+    CONTROLLER_SERVICE_ACCOUNT,
+    chart_rbac_enabled,
+    install_chart_rbac,
+    service_account_config,
+    uninstall_chart_rbac,
+)
 
 ARS = AUTOSCALING_RUNNER_SET
 LISTENER = AUTOSCALING_LISTENER
