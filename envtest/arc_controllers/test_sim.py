@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from arc_controllers.cmd.sim.main import ARS, run_simulation
 from arc_controllers.cmd.sim.scenario import load_scenario
-from arc_controllers.cmd.simulate import ARS, run_simulation
 from reconcilekit.client import RestClient
 from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.config import RestConfig
