@@ -25,17 +25,28 @@ import contextlib
 
 import structlog
 
-from reconcilekit.builder import controller_managed_by
-from reconcilekit.client.interfaces import Client, GroupVersionKind, Object, ObjectKey
-from reconcilekit.client.patch import merge_from
-from reconcilekit.config import load_rest_config
-from reconcilekit.controllerutil import add_finalizer, create_or_update, remove_finalizer
-from reconcilekit.errors import NotFoundError
-from reconcilekit.handler import enqueue_requests_from_map_func
-from reconcilekit.healthz import ping
-from reconcilekit.manager import Manager, Options, new_manager, run_until_signalled
-from reconcilekit.predicate import ResourceVersionChangedPredicate
-from reconcilekit.reconcile import Request, Result
+from reconcilekit import (
+    Client,
+    GroupVersionKind,
+    Manager,
+    NotFoundError,
+    Object,
+    ObjectKey,
+    Options,
+    Request,
+    ResourceVersionChangedPredicate,
+    Result,
+    add_finalizer,
+    controller_managed_by,
+    create_or_update,
+    enqueue_requests_from_map_func,
+    load_rest_config,
+    merge_from,
+    new_manager,
+    ping,
+    remove_finalizer,
+    run_until_signalled,
+)
 
 CM = GroupVersionKind("", "v1", "ConfigMap")
 TARGETS = "mirror.reconcilekit.io/to"

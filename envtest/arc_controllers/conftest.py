@@ -19,15 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-from chart_rbac import (
-    CONTROLLER_SERVICE_ACCOUNT,
-    chart_rbac_enabled,
-    install_chart_rbac,
-    service_account_config,
-    uninstall_chart_rbac,
-)
-from polling import consistently as consistently  # re-exported for the test modules
-from polling import eventually as eventually
+from .polling import consistently as consistently  # re-exported for the test modules
+from .polling import eventually as eventually
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.controllers import ephemeralrunner, ephemeralrunnerset
@@ -41,6 +34,14 @@ from reconcilekit.config import load_rest_config
 from reconcilekit.controller.options import Options as ControllerOptions
 from reconcilekit.envtest import Environment
 from reconcilekit.manager import Options, new_manager
+
+from .chart_rbac import (
+    CONTROLLER_SERVICE_ACCOUNT,
+    chart_rbac_enabled,
+    install_chart_rbac,
+    service_account_config,
+    uninstall_chart_rbac,
+)
 
 CRDS = Path(__file__).resolve().parents[2] / "config" / "crd"
 

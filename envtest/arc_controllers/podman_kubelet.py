@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scaleset_world import SECRET
+from .scaleset_world import SECRET
 
 from reconcilekit.client import RestClient
 from reconcilekit.client.interfaces import ObjectKey

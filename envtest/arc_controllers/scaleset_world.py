@@ -17,15 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest_asyncio
-from chart_rbac import (
-    CONTROLLER_SERVICE_ACCOUNT,
-    chart_rbac_enabled,
-    install_chart_rbac,
-    service_account_config,
-    uninstall_chart_rbac,
-)
-from polling import consistently as consistently  # re-exported for the test modules
-from polling import eventually
+from .polling import consistently as consistently  # re-exported for the test modules
+from .polling import eventually
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.api.v1alpha1 import (
@@ -46,6 +39,14 @@ from reconcilekit.config import load_rest_config
 from reconcilekit.envtest import Environment
 from reconcilekit.errors import NotFoundError
 from reconcilekit.manager import Options, new_manager
+
+from .chart_rbac import (
+    CONTROLLER_SERVICE_ACCOUNT,
+    chart_rbac_enabled,
+    install_chart_rbac,
+    service_account_config,
+    uninstall_chart_rbac,
+)
 
 ARS = AUTOSCALING_RUNNER_SET
 LISTENER = AUTOSCALING_LISTENER

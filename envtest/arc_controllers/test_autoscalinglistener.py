@@ -12,7 +12,12 @@ import json
 from typing import Any
 
 import pytest
-from scaleset_world import (
+
+from reconcilekit.errors import ForbiddenError
+from reconcilekit.testing import InterceptorClient
+from reconcilekit.testing.faults import Call
+
+from .scaleset_world import (
     CONFIG_MAP,
     LISTENER,
     POD,
@@ -25,10 +30,6 @@ from scaleset_world import (
     eventually,
     world,
 )
-
-from reconcilekit.errors import ForbiddenError
-from reconcilekit.testing import InterceptorClient
-from reconcilekit.testing.faults import Call
 
 __all__ = ["world"]
 

@@ -11,7 +11,11 @@ import asyncio
 import contextlib
 from typing import Any
 
-from scaleset_world import (
+from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+from reconcilekit.errors import ConflictError, NotFoundError
+from reconcilekit.testing import InterceptorClient
+
+from .scaleset_world import (
     ARS,
     ER,
     ERS,
@@ -26,10 +30,6 @@ from scaleset_world import (
     eventually,
     world,
 )
-
-from arc_controllers.resourcebuilder.listener import scale_set_listener_name
-from reconcilekit.errors import ConflictError, NotFoundError
-from reconcilekit.testing import InterceptorClient
 
 __all__ = ["world"]
 

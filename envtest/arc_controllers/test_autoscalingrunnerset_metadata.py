@@ -26,7 +26,6 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from scaleset_world import ARS, ER, ERS, LISTENER, POD, ROLE, ROLE_BINDING, SA, SECRET, World, consistently, eventually
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.resourcebuilder.listener import proxy_listener_secret_name, scale_set_listener_name
@@ -36,6 +35,8 @@ from reconcilekit.config import load_rest_config
 from reconcilekit.envtest import Environment
 from reconcilekit.metrics import REGISTRY
 from reconcilekit.testing import InterceptorClient
+
+from .scaleset_world import ARS, ER, ERS, LISTENER, POD, ROLE, ROLE_BINDING, SA, SECRET, World, consistently, eventually
 
 FIELDS = (
     "autoscalingListener",

@@ -12,7 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from scaleset_world import (
+
+from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+
+from .scaleset_world import (
     ARS,
     ERS,
     LISTENER,
@@ -26,8 +29,6 @@ from scaleset_world import (
     eventually,
     world,
 )
-
-from arc_controllers.resourcebuilder.listener import scale_set_listener_name
 
 __all__ = ["world"]
 

@@ -25,11 +25,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest_asyncio
-from forward_proxy import ForwardProxy, ProxiedRequest, make_tls
-from scaleset_world import ARS, World, world
 
 from arc_controllers.actions.fake import FakeActionsService
-from conftest import ER, ERS, POD, Harness, eventually
+
+from .conftest import ER, ERS, POD, Harness, eventually
+from .forward_proxy import ForwardProxy, ProxiedRequest, make_tls
+from .scaleset_world import ARS, World, world
 
 __all__ = ["world"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_controller_chart_rbac, service_account_kubeconfig
+from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_controller_chart_rbac, service_account_kubeconfig
 
 from arc_controllers.api.v1alpha1 import AutoscalingListener, AutoscalingRunnerSet, EphemeralRunnerSet
 from arc_controllers.api.v1alpha1.crdcompat import compare_served, served_schemas

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-import conftest
-from conftest import ER, MERGE, POD, SECRET, Harness, consistently, eventually, setup_ephemeral_runner_reconciler
 from reconcilekit.client.patch import raw_patch
 from reconcilekit.errors import NotFoundError
+
+from . import conftest
+from .conftest import ER, MERGE, POD, SECRET, Harness, consistently, eventually, setup_ephemeral_runner_reconciler
 
 RUNNER_FINALIZER = "ephemeralrunner.actions.github.com/finalizer"
 ACTIONS_FINALIZER = "ephemeralrunner.actions.github.com/runner-registration-finalizer"

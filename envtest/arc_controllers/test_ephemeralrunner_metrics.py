@@ -16,19 +16,20 @@ from typing import Any
 import aiohttp
 import pytest_asyncio
 from prometheus_client.parser import text_string_to_metric_families
-from test_ephemeralrunner import container, gone, pod_of, pod_status, runner_status
 
 from arc_controllers.actions.config import parse_github_config_url
 from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
 from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
 from arc_controllers.controllers.metrics import RunnerPhaseMetrics
-from conftest import ER, POD, SECRET, Harness, eventually
 from reconcilekit.cache import Options as CacheOptions
 from reconcilekit.client import new_client
 from reconcilekit.config import load_rest_config
 from reconcilekit.manager import Options, new_manager
 from reconcilekit.metrics import REGISTRY
 from reconcilekit.reconcile import Request
+
+from .conftest import ER, POD, SECRET, Harness, eventually
+from .test_ephemeralrunner import container, gone, pod_of, pod_status, runner_status
 
 SCALE_SET = "test-scale-set"
 

@@ -21,11 +21,12 @@ import json
 from typing import Any
 
 from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
-from conftest import ER, ERS, MERGE, SECRET, Harness, consistently, eventually
 from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.client.patch import raw_patch
 from reconcilekit.errors import NotFoundError
 from reconcilekit.reconcile import Request
+
+from .conftest import ER, ERS, MERGE, SECRET, Harness, consistently, eventually
 
 FINALIZER = "ephemeralrunnerset.actions.github.com/finalizer"
 

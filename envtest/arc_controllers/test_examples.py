@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from scaleset_world import (
+
+from .scaleset_world import (
     ARS,
     ERS,
     LISTENER,

@@ -32,8 +32,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 import yaml
-from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_token, uninstall_chart_rbac
-from podman_kubelet import (
+from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_token, uninstall_chart_rbac
+from .podman_kubelet import (
     Container,
     capabilities,
     container_exists,
@@ -43,7 +43,7 @@ from podman_kubelet import (
     service_account_mount,
     uid_gid,
 )
-from scaleset_world import ARS, ER, LISTENER, POD, SECRET
+from .scaleset_world import ARS, ER, LISTENER, POD, SECRET
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.cmd.sim.kubelet import running_status, terminated_status

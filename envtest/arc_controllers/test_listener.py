@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from chart_rbac import chart_rbac_enabled, service_account_config, service_account_kubeconfig
 
 from arc_controllers.actions import (
     ActionsClient,
@@ -55,6 +54,8 @@ from reconcilekit.envtest import Environment
 from reconcilekit.errors import ConflictError, NotFoundError
 from reconcilekit.reconcile import Request
 from reconcilekit.testing import eventually as _eventually
+
+from .chart_rbac import chart_rbac_enabled, service_account_config, service_account_kubeconfig
 
 _T = TypeVar("_T")
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import test_listener
-from chart_rbac import service_account_kubeconfig
+from .chart_rbac import service_account_kubeconfig
 
 from arc_controllers.actions.fake import FakeActionsService
 from reconcilekit.client import ObjectKey, RestClient

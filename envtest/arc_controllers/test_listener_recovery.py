@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 import test_listener
-from test_listener import (
+from .test_listener import (
     ER,
     ERS,
     SET_NAME,

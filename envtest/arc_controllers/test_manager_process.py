@@ -17,15 +17,16 @@ from typing import Any
 
 import aiohttp
 import pytest
-from chart_rbac import (
+
+from reconcilekit.client import RestClient
+
+from .chart_rbac import (
     CONTROLLER_SERVICE_ACCOUNT,
     chart_rbac_enabled,
     install_controller_chart_rbac,
     service_account_kubeconfig,
     uninstall_chart_rbac,
 )
-
-from reconcilekit.client import RestClient
 
 pytestmark = pytest.mark.slow
 

@@ -15,13 +15,10 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, scale_set_fullname, service_account_config
-from scaleset_world import ARS, ER, ERS, POD, ROLE, ROLE_BINDING, SA, SECRET, World, eventually, world
 from structlog.testing import capture_logs
 
 from arc_controllers.listener.scaler import Scaler
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
-from conftest import Harness
 from reconcilekit.cache import Options as CacheOptions
 from reconcilekit.cache import new_cache
 from reconcilekit.client import new_client
@@ -29,6 +26,10 @@ from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 from reconcilekit.client.patch import raw_patch
 from reconcilekit.config import load_rest_config
 from reconcilekit.errors import ForbiddenError
+
+from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, scale_set_fullname, service_account_config
+from .conftest import Harness
+from .scaleset_world import ARS, ER, ERS, POD, ROLE, ROLE_BINDING, SA, SECRET, World, eventually, world
 
 __all__ = ["world"]
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from scaleset_world import ARS, ERS, LISTENER, World, consistently, eventually, world
+
+from .scaleset_world import ARS, ERS, LISTENER, World, consistently, eventually, world
 
 __all__ = ["world"]
 

@@ -15,20 +15,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chart_rbac import (
+
+from arc_controllers.cmd.sim.main import ARS, run_simulation
+from arc_controllers.cmd.sim.scenario import load_scenario
+from reconcilekit.client import RestClient
+from reconcilekit.client.interfaces import ObjectKey
+from reconcilekit.config import RestConfig
+from reconcilekit.errors import NotFoundError
+
+from .chart_rbac import (
     CONTROLLER_SERVICE_ACCOUNT,
     chart_rbac_enabled,
     install_chart_rbac,
     service_account_config,
     uninstall_chart_rbac,
 )
-
-from arc_controllers.cmd.sim.scenario import load_scenario
-from arc_controllers.cmd.simulate import ARS, run_simulation
-from reconcilekit.client import RestClient
-from reconcilekit.client.interfaces import ObjectKey
-from reconcilekit.config import RestConfig
-from reconcilekit.errors import NotFoundError
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,6 @@ from typing import Any
 import aiohttp
 import pytest
 import pytest_asyncio
-from rk_support import CM, StateRecorder, configmap, server_state
 
 from reconcilekit.cache import ByObject, InformerCache, Options
 from reconcilekit.cache._internal.backoff import BackoffSettings
@@ -27,6 +26,8 @@ from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.config import load_rest_config
 from reconcilekit.envtest._environment import Environment
 from reconcilekit.testing import LaggingClient, eventually
+
+from .rk_support import CM, StateRecorder, configmap, server_state
 
 pytestmark = [pytest.mark.slow, pytest.mark.envtest_only]
 

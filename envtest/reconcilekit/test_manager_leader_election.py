@@ -14,7 +14,6 @@ import time
 from typing import Any
 
 import pytest
-from rk_support import CM, configmap
 
 from reconcilekit.builder import controller_managed_by
 from reconcilekit.client import new_client
@@ -23,6 +22,8 @@ from reconcilekit.leaderelection.elector import JITTER_FACTOR
 from reconcilekit.manager import Options, new_manager
 from reconcilekit.reconcile import Request, Result
 from reconcilekit.testing import consistently, eventually
+
+from .rk_support import CM, configmap
 
 pytestmark = [pytest.mark.slow]
 

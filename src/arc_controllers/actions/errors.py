@@ -78,7 +78,7 @@ class ActionsError(Exception):
 class ActionsNotFoundError(ActionsError):
     """The service answered 404 (scale set, runner or session gone).
 
-    Ports: the 404 case the controllers branch on (arc-controllers-spec §11.2)
+    Ports: scaleset.NotFoundError
     """
 
 
@@ -106,7 +106,7 @@ class JobStillRunningError(ActionsError):
 class SessionConflictError(ActionsError):
     """The scale set already has a live message session (409).
 
-    Ports: the 409 RunnerScaleSetSessionConflictException case (spec §2.4)
+    Ports: RunnerScaleSetSessionConflictException (the 409 of scaleset's CreateMessageSession)
     Differs: scaleset v0.4.0 returns a generic error; the class only names it.
     """
 

@@ -1,1 +1,1 @@
-"""Entry points: the controller manager (arc-controller) and the simulation (arc-sim)."""
+"""Entry points: the controller manager (arc-controller, `cmd.manager`) and the simulation (arc-sim, `cmd.sim`)."""

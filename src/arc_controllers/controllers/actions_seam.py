@@ -285,7 +285,7 @@ class SecretActionsClientFactory:
     `ClientConfigError` for a proxy or TLS setting that cannot be resolved. Only the
     reconcile of that object fails. No secret value, proxy URL or CA is logged.
 
-    Python only: a stand-in for secretresolver + multiclient (spec §11.1) for the runner
+    Python only: a stand-in for secretresolver.GetActionsService + multiclient for the runner
     controllers, reading Kubernetes secrets only: ``vaultConfig`` (Azure Key Vault and
     its proxy) is out of scope, and ``githubConfigSecret`` is read as a Secret even
     when an object sets it.

@@ -4,7 +4,6 @@
 dispatches per type; JSON has no cycles and no shared mutable nodes we must keep shared,
 so orjson's round trip is ~6x faster (a plain recursive rebuild, the fallback for values
 orjson cannot encode, ~4x).
-See performance-facts.md §4.3.
 
 Python only: Go's generated DeepCopy functions.
 """

@@ -22,8 +22,8 @@ server in the ways controllers notice:
 Not emulated: admission, defaulting, validation, garbage collection, server-side apply
 field ownership (an apply patch is applied as a merge patch).
 
-Ports: sigs.k8s.io/controller-runtime/pkg/client/fake (the behaviour listed in
-reconcilekit-semantics.md §10, with the differences above)
+Ports: sigs.k8s.io/controller-runtime/pkg/client/fake
+Differs: generation is bumped, lists page, any field is selectable, seeding is a constructor argument.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ import time
 
 import jwt
 import pytest
-from actions_helpers import admin_jwt, json_response, mock_client, with_auth
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -31,6 +30,8 @@ from arc_controllers.actions import (
     new_client,
 )
 from arc_controllers.actions.systeminfo import SystemInfo
+
+from .actions_helpers import admin_jwt, json_response, mock_client, with_auth
 
 SCALE_SET = {"id": 1, "name": "ScaleSet", "runnerGroupId": 1, "RunnerSetting": {}, "createdOn": "0001-01-01T00:00:00Z"}
 

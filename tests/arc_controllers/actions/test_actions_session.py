@@ -6,7 +6,6 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from actions_helpers import json_response, mock_client, with_auth
 
 from arc_controllers.actions import (
     HEADER_SCALE_SET_MAX_CAPACITY,
@@ -16,6 +15,8 @@ from arc_controllers.actions import (
     MessageQueueTokenExpiredError,
 )
 from arc_controllers.actions.types import parse_runner_scale_set_message
+
+from .actions_helpers import json_response, mock_client, with_auth
 
 QUEUE_URL = "https://pipelines.example/queue/messages?sessionId=abc"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from arc_controllers.cmd import simulate
+from arc_controllers.cmd.sim import main as sim_main
+from arc_controllers.cmd.sim.main import plot_if_possible
 from arc_controllers.cmd.sim.progress import Progress, format_sample
 from arc_controllers.cmd.sim.report import Sample, Timeline, percentile, render_summary, summarize, write_plot
-from arc_controllers.cmd.simulate import plot_if_possible
 
 
 def _timeline() -> Timeline:
@@ -107,6 +107,6 @@ def test_plot_if_possible_does_not_hide_other_missing_modules(monkeypatch: pytes
     def broken(*_: object, **__: object) -> Path:
         raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
 
-    monkeypatch.setattr(simulate, "write_plot", broken)
+    monkeypatch.setattr(sim_main, "write_plot", broken)
     with pytest.raises(ModuleNotFoundError):
         plot_if_possible(_timeline(), tmp_path / "p.png", title="t")

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fakeapi import FakeCluster
-
 from arc_controllers.actions.errors import JobStillRunningError, RunnerExistsError, RunnerNotFoundError
 from arc_controllers.controllers.actions_seam import RunnerReference
 from arc_controllers.resourcebuilder.runner import JitRunnerConfig
+from tests.arc_controllers.fakeapi import FakeCluster
 
 __all__ = ["FakeActions", "JobStillRunningError", "RunnerExistsError", "RunnerNotFoundError"]
 

@@ -9,14 +9,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from fakeapi import FakeCluster
 
 from arc_controllers.controllers.actions_seam import RunnerReference
 from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
 from arc_controllers.controllers.unregistration import RunnerUnregistrationQueue
-from conftest import FakeActions
 from reconcilekit.errors import ConflictError, InvalidError
 from reconcilekit.reconcile import Request
+from tests.arc_controllers.fakeapi import FakeCluster
+
+from .conftest import FakeActions
 
 NS = "ns"
 NAME = "set-runner-abc"

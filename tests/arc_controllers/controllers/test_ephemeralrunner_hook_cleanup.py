@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fakeapi import FakeCluster
-from test_ephemeralrunner import NAME, NS, reconciler
+from tests.arc_controllers.fakeapi import FakeCluster
 
-from conftest import FakeActions
+from .conftest import FakeActions
+from .test_ephemeralrunner import NAME, NS, reconciler
 
 
 def _secret(name: str, namespace: str, runner_pod: str) -> dict[str, Any]:

@@ -9,16 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fakeapi import FakeCluster
-from test_ephemeralrunner import NAME, NS, REQ, pod_status, runner, terminated
 
 from arc_controllers.cmd.manager import controllers_options
 from arc_controllers.cmd.options import parse_manager_options
 from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
 from arc_controllers.controllers.metrics import RunnerPhaseMetrics
-from conftest import FakeActions
 from reconcilekit.errors import InvalidError
 from reconcilekit.metrics import REGISTRY
+from tests.arc_controllers.fakeapi import FakeCluster
+
+from .conftest import FakeActions
+from .test_ephemeralrunner import NAME, NS, REQ, pod_status, runner, terminated
 
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Outdated")
 RUNNER_FINALIZER = "ephemeralrunner.actions.github.com/finalizer"

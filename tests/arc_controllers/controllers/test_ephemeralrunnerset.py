@@ -11,7 +11,6 @@ import json
 from typing import Any
 
 import pytest
-from fakeapi import FakeCluster
 
 from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_SET
 from arc_controllers.controllers import patching
@@ -19,7 +18,6 @@ from arc_controllers.controllers.actions_seam import RunnerReference
 from arc_controllers.controllers.ephemeralrunnerset import RESOURCE_OWNER_KEY, EphemeralRunnerSetReconciler
 from arc_controllers.controllers.indexers import controller_owner_index as _controller_owner_index
 from arc_controllers.controllers.runnerstates import new_ephemeral_runners_by_states
-from conftest import FakeActions
 from reconcilekit import controllerutil
 from reconcilekit.cache import InformerCache, Options
 from reconcilekit.cache._internal.backoff import BackoffSettings
@@ -27,6 +25,9 @@ from reconcilekit.client.delegating import DelegatingClient
 from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.reconcile import Request
 from reconcilekit.testing import FakeClient, LaggingClient, eventually
+from tests.arc_controllers.fakeapi import FakeCluster
+
+from .conftest import FakeActions
 
 NS = "ns"
 FINALIZER = "ephemeralrunnerset.actions.github.com/finalizer"

@@ -7,10 +7,10 @@ directly; here one reconcile drives each, which reaches the same functions.
 
 from __future__ import annotations
 
-from fakeapi import FakeCluster
-from test_ephemeralrunnerset import REQ, add_runner, make_set, reconciler, register, runners
+from tests.arc_controllers.fakeapi import FakeCluster
 
-from conftest import FakeActions, JobStillRunningError
+from .conftest import FakeActions, JobStillRunningError
+from .test_ephemeralrunnerset import REQ, add_runner, make_set, reconciler, register, runners
 
 
 # Upstream: TestEphemeralRunnerSetCreateEphemeralRunnersCreatesAllRunnersWithResourceCache

@@ -12,11 +12,12 @@ import json
 from typing import Any
 
 import pytest
-from fakeapi import FakeCluster
-from test_ephemeralrunnerset import NS, live_status, make_set, reconciler, status_patches
 
 from arc_controllers.controllers.runnerstates import new_ephemeral_runners_by_states
-from conftest import FakeActions
+from tests.arc_controllers.fakeapi import FakeCluster
+
+from .conftest import FakeActions
+from .test_ephemeralrunnerset import NS, live_status, make_set, reconciler, status_patches
 
 
 def _legacy_runner() -> dict[str, Any]:

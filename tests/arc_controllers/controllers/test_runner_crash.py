@@ -24,13 +24,14 @@ import random
 from typing import Any
 
 import pytest
-from fakeapi import FakeCluster, Request
 
 from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
 from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
-from conftest import FakeActions
 from reconcilekit.errors import ConflictError
 from reconcilekit.reconcile import Request as ReconcileRequest
+from tests.arc_controllers.fakeapi import FakeCluster, Request
+
+from .conftest import FakeActions
 
 NS = "ns"
 REPLICAS = 3

@@ -6,11 +6,12 @@ import asyncio
 import socket
 
 import pytest
-from listener_fakes import FakeKube, FakeSession, Message, Stats, runner_set
 
 from arc_controllers.listener.app import AppError, ListenerApp
 from arc_controllers.listener.config import ListenerConfig
 from arc_controllers.listener.loop import ListenerError
+
+from .listener_fakes import FakeKube, FakeSession, Message, Stats, runner_set
 
 
 def config(**changes: object) -> ListenerConfig:

@@ -7,9 +7,10 @@ import uuid
 from typing import Any
 
 import pytest
-from listener_fakes import Available, FakeSession, JobCompleted, JobStarted, Message, Session, Stats
 
 from arc_controllers.listener.loop import Listener, ListenerError
+
+from .listener_fakes import Available, FakeSession, JobCompleted, JobStarted, Message, Session, Stats
 
 
 class RecordingScaler:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from listener_fakes import FakeKube, JobCompleted, JobStarted, runner, runner_set
 
 from arc_controllers.listener.scaler import (
     MAX_PATCH_SEQ,
@@ -17,6 +16,8 @@ from arc_controllers.listener.scaler import (
     job_started_status,
 )
 from reconcilekit.errors import ConflictError, NotFoundError
+
+from .listener_fakes import FakeKube, JobCompleted, JobStarted, runner, runner_set
 
 UNBOUNDED = 2**31 - 1
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import structlog
-from runtime_fakes import CONFIGMAP, FakeInformers, ScriptedReconciler, next_call, obj, settle
 from structlog.testing import capture_logs
 
 from reconcilekit import source
@@ -21,6 +20,8 @@ from reconcilekit.handler import EnqueueRequestForObject
 from reconcilekit.metrics import REGISTRY
 from reconcilekit.reconcile import Request, Result
 from reconcilekit.workqueue import FakeClock, ItemExponentialFailureRateLimiter, PriorityQueue, RateLimitingQueue
+
+from .runtime_fakes import CONFIGMAP, FakeInformers, ScriptedReconciler, next_call, obj, settle
 
 _names = itertools.count()
 A = Request("default", "a")

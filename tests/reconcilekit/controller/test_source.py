@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 from typing import Any
 
-from runtime_fakes import CONFIGMAP, FakeInformer, FakeInformers, obj, settle
 from structlog.testing import capture_logs
 
 from reconcilekit import predicate, source
@@ -15,6 +14,8 @@ from reconcilekit.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEve
 from reconcilekit.handler import Funcs
 from reconcilekit.reconcile import Request
 from reconcilekit.workqueue import FakeClock, RateLimitingQueue
+
+from .runtime_fakes import CONFIGMAP, FakeInformer, FakeInformers, obj, settle
 
 Event = CreateEvent | UpdateEvent | DeleteEvent | GenericEvent
 

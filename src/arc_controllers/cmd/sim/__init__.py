@@ -1,1 +1,1 @@
-"""The pieces of arc-sim: scenario, simulated kubelet and runners, progress, summary and plot."""
+"""arc-sim: the whole system on one machine (`main`) and its pieces (scenario, kubelet, progress, report)."""

@@ -61,7 +61,7 @@ from reconcilekit.config import RestConfig, load_rest_config
 
 __all__ = ["ARS", "SimResult", "SimulationError", "main", "plot_if_possible", "run_simulation"]
 
-log = structlog.get_logger("arc_controllers.cmd.simulate")
+log = structlog.get_logger("arc_controllers.cmd.sim.main")
 
 LISTENER_READY_TIMEOUT = 90.0
 """Seconds the AutoscalingRunnerSet has to get a listener with a message session."""
