@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-from .polling import consistently as consistently  # re-exported for the test modules
-from .polling import eventually as eventually
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.controllers import ephemeralrunner, ephemeralrunnerset
@@ -42,6 +40,8 @@ from .chart_rbac import (
     service_account_config,
     uninstall_chart_rbac,
 )
+from .polling import consistently as consistently  # re-exported for the test modules
+from .polling import eventually as eventually
 
 CRDS = Path(__file__).resolve().parents[2] / "config" / "crd"
 

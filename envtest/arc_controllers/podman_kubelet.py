@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from .scaleset_world import SECRET
 
 from reconcilekit.client import RestClient
 from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.envtest import Environment
 from reconcilekit.testing import eventually
+
+from .scaleset_world import SECRET
 
 __all__ = [
     "SERVICE_ACCOUNT_DIR",

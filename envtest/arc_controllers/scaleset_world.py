@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest_asyncio
-from .polling import consistently as consistently  # re-exported for the test modules
-from .polling import eventually
 
 from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.api.v1alpha1 import (
@@ -47,6 +45,8 @@ from .chart_rbac import (
     service_account_config,
     uninstall_chart_rbac,
 )
+from .polling import consistently as consistently  # re-exported for the test modules
+from .polling import eventually
 
 ARS = AUTOSCALING_RUNNER_SET
 LISTENER = AUTOSCALING_LISTENER

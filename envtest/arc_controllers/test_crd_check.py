@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 import yaml
-from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_controller_chart_rbac, service_account_kubeconfig
 
 from arc_controllers.api.v1alpha1 import AutoscalingListener, AutoscalingRunnerSet, EphemeralRunnerSet
 from arc_controllers.api.v1alpha1.crdcompat import compare_served, served_schemas
@@ -29,6 +28,8 @@ from reconcilekit.client.openapi import new_openapi_v3_client
 from reconcilekit.config import RestConfig, load_rest_config
 from reconcilekit.envtest import Environment
 from reconcilekit.testing import eventually
+
+from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_controller_chart_rbac, service_account_kubeconfig
 
 pytestmark = [pytest.mark.envtest_only, pytest.mark.slow]
 

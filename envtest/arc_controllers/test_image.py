@@ -32,6 +32,15 @@ import aiohttp
 import pytest
 import pytest_asyncio
 import yaml
+
+from arc_controllers.actions.fake import FakeActionsService
+from arc_controllers.cmd.sim.kubelet import running_status, terminated_status
+from arc_controllers.cmd.sim.podidentity import pod_service_account, request_token
+from reconcilekit.client import RestClient
+from reconcilekit.client.patch import raw_patch
+from reconcilekit.envtest import Environment
+from reconcilekit.testing import eventually
+
 from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_token, uninstall_chart_rbac
 from .podman_kubelet import (
     Container,
@@ -44,14 +53,6 @@ from .podman_kubelet import (
     uid_gid,
 )
 from .scaleset_world import ARS, ER, LISTENER, POD, SECRET
-
-from arc_controllers.actions.fake import FakeActionsService
-from arc_controllers.cmd.sim.kubelet import running_status, terminated_status
-from arc_controllers.cmd.sim.podidentity import pod_service_account, request_token
-from reconcilekit.client import RestClient
-from reconcilekit.client.patch import raw_patch
-from reconcilekit.envtest import Environment
-from reconcilekit.testing import eventually
 
 IMAGE = os.environ.get("ARC_IMAGE", "")
 pytestmark = [

@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_listener
-from .chart_rbac import service_account_kubeconfig
 
 from arc_controllers.actions.fake import FakeActionsService
 from reconcilekit.client import ObjectKey, RestClient
 from reconcilekit.envtest import Environment
 from reconcilekit.testing import eventually
+
+from . import test_listener
+from .chart_rbac import service_account_kubeconfig
 
 pytestmark = pytest.mark.slow
 

@@ -23,7 +23,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_listener
+
+from arc_controllers.actions import ActionsClient, SessionRecovery
+from arc_controllers.actions.fake import FakeActionsService
+from arc_controllers.listener.__main__ import CONFLICT_INTERVAL_ENV, SESSION_RECOVERY, session_opener
+from arc_controllers.listener.app import AppError, ListenerApp, SessionClient
+from arc_controllers.listener.config import ListenerConfig
+from arc_controllers.listener.loop import MessageInfo, SessionInfo
+from reconcilekit.client import ObjectKey, RestClient
+from reconcilekit.envtest import Environment
+from reconcilekit.testing import eventually
+
+from . import test_listener
 from .test_listener import (
     ER,
     ERS,
@@ -37,16 +48,6 @@ from .test_listener import (
     start_listener_process,
     start_runner_with_job,
 )
-
-from arc_controllers.actions import ActionsClient, SessionRecovery
-from arc_controllers.actions.fake import FakeActionsService
-from arc_controllers.listener.__main__ import CONFLICT_INTERVAL_ENV, SESSION_RECOVERY, session_opener
-from arc_controllers.listener.app import AppError, ListenerApp, SessionClient
-from arc_controllers.listener.config import ListenerConfig
-from arc_controllers.listener.loop import MessageInfo, SessionInfo
-from reconcilekit.client import ObjectKey, RestClient
-from reconcilekit.envtest import Environment
-from reconcilekit.testing import eventually
 
 # test_listener's fixtures: the CRDs, an admin client, the listener's ServiceAccount client, the fake
 # service, an Actions client for it and a registered scale set

@@ -19,13 +19,14 @@ from typing import Any
 
 import pytest
 import yaml
-from rk_support import CM, configmap
 
 from reconcilekit.client import GroupVersionKind, ObjectKey, RestClient, new_client
 from reconcilekit.client.metrics import RequestKey
 from reconcilekit.config import RestConfig, load_rest_config
 from reconcilekit.errors import UnauthorizedError
 from reconcilekit.testing import eventually
+
+from .rk_support import CM, configmap
 
 pytestmark = [pytest.mark.slow]
 

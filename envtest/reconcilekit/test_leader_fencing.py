@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rk_support import CM
 
 from reconcilekit.client import GroupVersionKind, ObjectKey, RestClient, new_client
 from reconcilekit.config import load_rest_config
 from reconcilekit.leaderelection import BLOCKED_EXIT_CODE, holds_leadership
 from reconcilekit.manager import Options, new_manager
 from reconcilekit.testing import eventually
+
+from .rk_support import CM
 
 pytestmark = [pytest.mark.slow]
 

@@ -29,13 +29,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from rk_support import CM, StateRecorder, configmap, server_state
 
 from reconcilekit.cache import ByObject, InformerCache, InformerStaleError, Options
 from reconcilekit.client import RestClient, new_client
 from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.config import RestConfig
 from reconcilekit.testing import FaultProxy, eventually
+
+from .rk_support import CM, StateRecorder, configmap, server_state
 
 pytestmark = [pytest.mark.slow, pytest.mark.envtest_only]
 
