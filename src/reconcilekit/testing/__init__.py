@@ -3,6 +3,7 @@
 * `FakeClient`: an in-memory API server (resource versions, watches, 410 on demand).
 * `InterceptorClient`, `ConflictInjector`, `CrashInjector`, `LaggingClient`: wrap any client
   to count requests, inject conflicts, crash a reconcile at an await point, or make a cache lag.
+* `FakeRecorder`: an event recorder that keeps Events in memory.
 * `eventually`, `consistently`: polling assertions.
 
 See `reconcilekit.testing.faults` for a worked example.
@@ -12,6 +13,7 @@ Python only: controller-runtime ships a fake client; the fault kit is ours.
 
 from reconcilekit.testing.eventually import consistently, eventually
 from reconcilekit.testing.fake_client import DEFAULT_KINDS_WITHOUT_STATUS, FakeClient, RecordedRequest
+from reconcilekit.testing.fake_recorder import FakeRecorder, RecordedEvent
 from reconcilekit.testing.faults import (
     CRASHED,
     Call,
@@ -29,8 +31,10 @@ __all__ = [
     "ConflictInjector",
     "CrashInjector",
     "FakeClient",
+    "FakeRecorder",
     "InterceptorClient",
     "LaggingClient",
+    "RecordedEvent",
     "RecordedRequest",
     "SimulatedCrash",
     "consistently",
