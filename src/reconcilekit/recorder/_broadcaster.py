@@ -21,6 +21,7 @@ recordToSink, recordEvent; recorderImpl) and controller-runtime's pkg/internal/r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import random
 from collections.abc import Callable, Mapping
@@ -116,6 +117,7 @@ class EventBroadcaster:
         self._quiet_until: dict[str, float] = {}
         self._started = False
         self._stopped = False
+        self._in_flight: asyncio.Task[None] | None = None
         self._dropping = False
         self.dropped: dict[str, int] = {}
         """Events lost so far, by reason (the labels of `EVENTS_DROPPED_TOTAL`)."""
@@ -157,7 +159,12 @@ class EventBroadcaster:
         try:
             while True:
                 event = await self._queue.get()
-                await self._record_to_sink(event, max_tries=self._options.max_tries)
+                # a write of its own, shielded: a stop lets the Event in hand finish in the flush
+                self._in_flight = asyncio.create_task(
+                    self._record_to_sink(event, max_tries=self._options.max_tries), name="event-broadcaster-write"
+                )
+                await asyncio.shield(self._in_flight)
+                self._in_flight = None
         except asyncio.CancelledError:
             await self._flush()
             raise
@@ -165,17 +172,26 @@ class EventBroadcaster:
             self._stopped = True
 
     async def _flush(self) -> None:
-        """Python only: write what is queued, one try each, within ``flush_timeout``."""
+        """Python only: finish the write in hand, then write what is queued (one try each), within ``flush_timeout``."""
         self._stopped = True
+        in_flight, self._in_flight = self._in_flight, None
         pending = [self._queue.get_nowait() for _ in range(self._queue.qsize())]
         written = 0
         try:
             async with asyncio.timeout(self._options.flush_timeout):
+                if in_flight is not None:
+                    await in_flight
+                    in_flight = None
                 for event in pending:
                     await self._record_to_sink(event, max_tries=1)
                     written += 1
         except TimeoutError:
             lost = len(pending) - written
+            if in_flight is not None:
+                in_flight.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await in_flight
+                lost += 1
             self.dropped["stopped"] = self.dropped.get("stopped", 0) + lost
             EVENTS_DROPPED_TOTAL.labels("stopped").inc(lost)
             log.warning("event broadcaster stopped with events unwritten", unwritten=lost)
