@@ -13,7 +13,13 @@ from structlog.testing import capture_logs
 from reconcilekit.client.interfaces import GroupVersionKind, Object
 from reconcilekit.errors import ForbiddenError, InvalidError, TransportError
 from reconcilekit.manager import Options, new_manager
-from reconcilekit.recorder import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, BroadcasterOptions, EventBroadcaster
+from reconcilekit.recorder import (
+    EVENT_TYPE_NORMAL,
+    EVENT_TYPE_WARNING,
+    BroadcasterOptions,
+    EventBroadcaster,
+    EventRecorder,
+)
 from reconcilekit.testing import Call, FakeClient, FakeRecorder, InterceptorClient, eventually
 
 EVENT = GroupVersionKind("", "v1", "Event")
@@ -304,6 +310,35 @@ async def test_manager_recorder_writes_through_the_managers_broadcaster() -> Non
     assert set(events) == {"Early", "Annotated"}
     assert events["Annotated"]["metadata"]["annotations"] == {"a": "b"}
     assert events["Early"]["source"] == {"component": "my-controller"}
+
+
+class _RecordsWhileStopping:
+    """A leader-elected runnable that records an Event as it is cancelled (a controller stopping)."""
+
+    def __init__(self, recorder: EventRecorder) -> None:
+        self.recorder = recorder
+        self.running = asyncio.Event()
+
+    async def start(self) -> None:
+        self.running.set()
+        try:
+            await asyncio.Future()
+        finally:
+            self.recorder.event(CM, EVENT_TYPE_NORMAL, "Stopping", "recorded while the manager stops")
+
+
+async def test_manager_stops_the_broadcaster_after_the_controllers() -> None:
+    """An Event a controller records while the manager stops is still written (the flush comes later)."""
+    fake = FakeClient()
+    mgr = new_manager(None, Options(metrics_bind_address="0"), client=fake)
+    runnable = _RecordsWhileStopping(mgr.get_event_recorder_for("c"))
+    mgr.add(runnable)
+    task = asyncio.create_task(mgr.start(), name="manager")
+    await asyncio.wait_for(runnable.running.wait(), 10)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert [e["reason"] for e in await _events(fake)] == ["Stopping"]
 
 
 def test_fake_recorder_keeps_events_in_memory() -> None:

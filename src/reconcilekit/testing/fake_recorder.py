@@ -18,6 +18,7 @@ from typing import Any
 
 from reconcilekit.client.interfaces import GroupVersionKind, Object
 from reconcilekit.client.patch import to_json_tree
+from reconcilekit.recorder import EventRecorder
 
 __all__ = ["FakeRecorder", "RecordedEvent"]
 
@@ -88,3 +89,8 @@ class FakeRecorder:
     def clear(self) -> None:
         """Forget every Event kept so far."""
         self.events.clear()
+
+
+def _conforms(r: FakeRecorder) -> EventRecorder:  # pragma: no cover - checked by mypy, never called
+    """Python only: mypy proves FakeRecorder is an EventRecorder."""
+    return r
