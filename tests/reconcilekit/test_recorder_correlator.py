@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
 from reconcilekit.recorder import CorrelatorOptions, EventCorrelator
 from reconcilekit.recorder._event import generate_event_name, make_event, object_reference
@@ -205,3 +206,21 @@ def test_options_are_checked() -> None:
         CorrelatorOptions(burst=0)
     with pytest.raises(ValueError):
         CorrelatorOptions(qps=0)
+
+
+def test_reference_of_a_pydantic_model() -> None:
+    """A model is dumped by alias, as the patch helpers do: apiVersion, kind and metadata."""
+
+    class Meta(BaseModel):
+        name: str
+        namespace: str | None = None
+        uid: str | None = None
+
+    class Thing(BaseModel):
+        model_config = ConfigDict(populate_by_name=True)
+        api_version: str = Field("example.io/v1", alias="apiVersion")
+        kind: str = "Thing"
+        metadata: Meta
+
+    ref = object_reference(Thing(metadata=Meta(name="t", namespace="ns", uid="u")))
+    assert ref == {"kind": "Thing", "apiVersion": "example.io/v1", "namespace": "ns", "name": "t", "uid": "u"}
