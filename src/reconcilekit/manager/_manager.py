@@ -1,14 +1,15 @@
 """The manager: the composition root that starts and stops everything in order.
 
-Start: HTTP servers (metrics, probes) → caches, then wait for them to sync (at most
-``cache_sync_timeout``) → runnables that need no leader → leader election → leader-elected
-runnables (controllers) once elected (at once when leader election is off).
+Start: HTTP servers (metrics, probes) → the event broadcaster → caches, then wait for them to
+sync (at most ``cache_sync_timeout``) → runnables that need no leader → leader election →
+leader-elected runnables (controllers) once elected (at once when leader election is off).
 Stop (cancellation, a runnable's error, or lost leadership): a candidate that does not lead
 yet stops campaigning first, so a Lease that frees up during a slow shutdown is never taken;
-then others → leader-elected → caches → HTTP servers, all within
-``graceful_shutdown_timeout``; then a leader's election is cancelled (releasing the Lease if
-configured). A group that stopped never starts again, and winning the Lease while stopping
-starts nothing and hands the Lease straight back (with release on cancel).
+then others → leader-elected → the event broadcaster (which flushes what the controllers
+recorded while stopping) → caches → HTTP servers, all within ``graceful_shutdown_timeout``;
+then a leader's election is cancelled (releasing the Lease if configured). A group that
+stopped never starts again, and winning the Lease while stopping starts nothing and hands
+the Lease straight back (with release on cancel).
 
 Leader-elected runnables run under a fence (`reconcilekit.leaderelection.holds_leadership`):
 it holds while the last successful renewal began less than renew_deadline ago, and a
@@ -42,6 +43,7 @@ from reconcilekit.manager._runnables import Group, RunnableGroup, classify
 from reconcilekit.manager.interfaces import HealthCheck, Runnable
 from reconcilekit.manager.options import Options
 from reconcilekit.metrics.server import metrics_app
+from reconcilekit.recorder import EventBroadcaster, EventRecorder
 
 __all__ = ["ControllerManager", "LeaderElectionLostError", "new_manager"]
 
@@ -131,6 +133,8 @@ class ControllerManager:
         self._owns_client = owns_client
         self.identity = default_identity()
         """This replica's leader election identity."""
+        self._event_broadcaster = EventBroadcaster(client, options.event_broadcaster)
+        self._groups[Group.EVENT_BROADCASTER].add(self._event_broadcaster)
         self.add(self._cache)
 
     # -- the Manager role --------------------------------------------------------------
@@ -158,6 +162,14 @@ class ControllerManager:
     def get_direct_client(self) -> WithWatch:
         """The client that talks to the server for every call (what the cache watches through)."""
         return self._client
+
+    def get_event_recorder_for(self, name: str, /) -> EventRecorder:
+        """A recorder whose Events come from component ``name``, written by the manager's broadcaster.
+
+        Events recorded before the manager starts wait in the broadcaster's queue; after it
+        stopped they are dropped. Ports: cluster.GetEventRecorderFor
+        """
+        return self._event_broadcaster.new_recorder(name)
 
     def elected(self) -> asyncio.Event:
         """Set once leading (at start when leader election is off). Ports: Manager.Elected"""
@@ -202,6 +214,7 @@ class ControllerManager:
         cancelled = False
         try:
             await self._start_servers()
+            self._groups[Group.EVENT_BROADCASTER].start()
             self._groups[Group.CACHES].start()
             await self._wait_for_caches()
             self._groups[Group.OTHERS].start()
@@ -322,7 +335,8 @@ class ControllerManager:
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         all_done = True
-        for group in (Group.OTHERS, Group.LEADER_ELECTION, Group.CACHES, Group.HTTP_SERVERS):
+        stop_order = (Group.OTHERS, Group.LEADER_ELECTION, Group.EVENT_BROADCASTER, Group.CACHES, Group.HTTP_SERVERS)
+        for group in stop_order:
             remaining = None if deadline is None else max(deadline - loop.time(), 0.0)
             if timeout == 0.0:
                 remaining = 0.0

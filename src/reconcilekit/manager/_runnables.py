@@ -21,6 +21,7 @@ class Group(Enum):
     """The groups, in start order. Ports: runnables' fields"""
 
     HTTP_SERVERS = "http-servers"
+    EVENT_BROADCASTER = "event-broadcaster"
     CACHES = "caches"
     OTHERS = "others"
     LEADER_ELECTION = "leader-election"

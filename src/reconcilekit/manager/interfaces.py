@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from reconcilekit.cache.interfaces import Cache
 from reconcilekit.client.interfaces import Client, Reader
+from reconcilekit.recorder.interfaces import EventRecorder
 
 __all__ = ["HealthCheck", "LeaderElectionRunnable", "Manager", "Runnable"]
 
@@ -61,6 +62,10 @@ class Manager(Protocol):
 
     def get_cache(self) -> Cache:
         """The shared informer cache (also the field indexer)."""
+        ...
+
+    def get_event_recorder_for(self, name: str, /) -> EventRecorder:
+        """A recorder of core/v1 Events whose source component is ``name`` (the controller's name)."""
         ...
 
     def elected(self) -> asyncio.Event:

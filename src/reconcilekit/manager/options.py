@@ -11,6 +11,7 @@ from typing import Any
 
 from reconcilekit.cache.options import Options as CacheOptions
 from reconcilekit.client.interfaces import GroupVersionKind, WithWatch
+from reconcilekit.recorder import BroadcasterOptions
 
 __all__ = ["DEFAULT_CACHE_SYNC_TIMEOUT", "DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT", "Options"]
 
@@ -52,6 +53,8 @@ class Options:
         graceful_shutdown_timeout: seconds for all runnables to stop (30); ``0`` does not wait,
             ``None`` waits for ever.
         cache_sync_timeout: seconds for caches to sync at start (120).
+        event_broadcaster: how Events of `ControllerManager.get_event_recorder_for`'s recorders
+            are queued, correlated and written (`reconcilekit.recorder.BroadcasterOptions`).
         new_client: builds the direct client from the config (Python only; defaults to
             `reconcilekit.client.new_client`).
 
@@ -76,4 +79,5 @@ class Options:
     exit_on_blocked_leader: bool = True
     graceful_shutdown_timeout: float | None = DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT
     cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT
+    event_broadcaster: BroadcasterOptions = field(default_factory=BroadcasterOptions)
     new_client: Callable[[Any], WithWatch] | None = None

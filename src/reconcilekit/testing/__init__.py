@@ -3,6 +3,7 @@
 * `FakeClient`: an in-memory API server (resource versions, watches, 410 on demand).
 * `InterceptorClient`, `ConflictInjector`, `CrashInjector`, `LaggingClient`: wrap any client
   to count requests, inject conflicts, crash a reconcile at an await point, or make a cache lag.
+* `FakeRecorder`: an event recorder that keeps Events in memory.
 * `eventually`, `consistently`: polling assertions.
 * `FaultProxy`: a loopback TCP proxy that blackholes, resets, refuses or stalls the
   connections between a manager and the API server.
@@ -14,6 +15,7 @@ Python only: controller-runtime ships a fake client; the fault kit is ours.
 
 from reconcilekit.testing.eventually import consistently, eventually
 from reconcilekit.testing.fake_client import DEFAULT_KINDS_WITHOUT_STATUS, FakeClient, RecordedRequest
+from reconcilekit.testing.fake_recorder import FakeRecorder, RecordedEvent
 from reconcilekit.testing.faults import (
     CRASHED,
     Call,
@@ -33,8 +35,10 @@ __all__ = [
     "CrashInjector",
     "FakeClient",
     "FaultProxy",
+    "FakeRecorder",
     "InterceptorClient",
     "LaggingClient",
+    "RecordedEvent",
     "RecordedRequest",
     "SimulatedCrash",
     "consistently",
