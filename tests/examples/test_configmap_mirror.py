@@ -44,9 +44,13 @@ async def test_mirror_follows_the_source_and_cleans_up() -> None:
         def copy(ns: str) -> Any:
             return fake.stored(mirror.CM, ObjectKey(ns, "settings"))
 
-        await eventually(lambda: copy("a") and copy("b"))
+        def source_finalizers() -> list[str]:
+            return list(fake.stored(mirror.CM, ObjectKey("src", "settings"))["metadata"].get("finalizers") or [])
+
+        # The copies are written before the source's finalizer patch: wait for both.
+        await eventually(lambda: copy("a") and copy("b") and mirror.FINALIZER in source_finalizers())
         assert copy("a")["data"] == {"value": "1"}
-        assert mirror.FINALIZER in fake.stored(mirror.CM, ObjectKey("src", "settings"))["metadata"]["finalizers"]
+        assert mirror.FINALIZER in source_finalizers()
 
         src = await fake.get(mirror.CM, ObjectKey("src", "settings"))
         src["data"]["value"] = "2"
