@@ -14,7 +14,7 @@ unstructured_client.go, watch.go, options.go, dryrun.go, fieldowner.go)
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 import orjson
 
@@ -32,7 +32,9 @@ from reconcilekit.client.interfaces import (
     object_key_from_object,
 )
 from reconcilekit.client.metrics import RequestCounts, RequestKey, register_metrics
+from reconcilekit.client.options import PropagationPolicy, check_field_owner, delete_options, selector_text
 from reconcilekit.client.patch import APPLY_PATCH, ApplyPatch
+from reconcilekit.client.subresource import SubResourceRestClient
 from reconcilekit.config import RestConfig
 from reconcilekit.errors import from_status
 
@@ -40,26 +42,6 @@ __all__ = ["DEFAULT_TIMEOUT", "RestClient", "SubResourceRestClient", "new_client
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take before it fails with TransportError (watches: see `RestClient.watch`)."""
-
-_MAX_FIELD_MANAGER = 128
-
-PropagationPolicy = Literal["Orphan", "Background", "Foreground"]
-
-
-def selector_text(selector: Mapping[str, str] | str | None) -> str | None:
-    """A label or field selector as query text: ``{"a": "1", "b": "2"}`` → ``"a=1,b=2"`` (sorted).
-
-    Ports: labels.SelectorFromSet(...).String(), fields.SelectorFromSet(...).String()
-    """
-    if selector is None or isinstance(selector, str):
-        return selector or None
-    return ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or None
-
-
-def _check_field_owner(owner: str | None) -> None:
-    if owner is not None and (len(owner) > _MAX_FIELD_MANAGER or not owner.isprintable() or not owner):
-        raise ValueError(f"field owner must be 1 to {_MAX_FIELD_MANAGER} printable characters")
-
 
 def _replace(obj: Object, new: Object) -> Object:
     obj.clear()
@@ -84,7 +66,7 @@ class RestClient:
         dry_run: bool = False,
         owns_transport: bool = True,
     ) -> None:
-        _check_field_owner(field_owner)
+        check_field_owner(field_owner)
         self._transport = transport
         self._mapper = mapper
         self._owns_transport = owns_transport
@@ -200,7 +182,7 @@ class RestClient:
         if dry_run if dry_run is not None else self.dry_run:
             query.append(("dryRun", "All"))
         owner = field_owner if field_owner is not None else self.field_owner
-        _check_field_owner(owner)
+        check_field_owner(owner)
         if owner:
             query.append(("fieldManager", owner))
         if force:
@@ -520,7 +502,7 @@ class RestClient:
             path,
             verb="delete",
             resource=resource,
-            body=_delete_options(grace_period_seconds, propagation_policy, preconditions, dry_run=dry),
+            body=delete_options(grace_period_seconds, propagation_policy, preconditions, dry_run=dry),
             content_type="application/json",
         )
 
@@ -553,7 +535,7 @@ class RestClient:
             verb="deletecollection",
             resource=mapping.resource.resource,
             query=query,
-            body=_delete_options(grace_period_seconds, propagation_policy, None, dry_run=dry),
+            body=delete_options(grace_period_seconds, propagation_policy, None, dry_run=dry),
             content_type="application/json",
         )
 
@@ -568,92 +550,6 @@ class RestClient:
         if not name or "/" in name:
             raise ValueError(f"not a subresource name: {name!r}")
         return SubResourceRestClient(self, name)
-
-
-def _delete_options(
-    grace_period_seconds: int | None,
-    propagation_policy: PropagationPolicy | None,
-    preconditions: Mapping[str, str] | None,
-    *,
-    dry_run: bool,
-) -> bytes:
-    # The server reads DeleteOptions from the body when there is one and then ignores the
-    # query string, so dryRun goes into the body too.
-    body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
-    if dry_run:
-        body["dryRun"] = ["All"]
-    if grace_period_seconds is not None:
-        if grace_period_seconds < 0:
-            raise ValueError("grace_period_seconds must not be negative")
-        body["gracePeriodSeconds"] = grace_period_seconds
-    if propagation_policy is not None:
-        if propagation_policy not in ("Orphan", "Background", "Foreground"):
-            raise ValueError(f"unknown propagation policy {propagation_policy!r}")
-        body["propagationPolicy"] = propagation_policy
-    if preconditions:
-        unknown = set(preconditions) - {"uid", "resourceVersion"}
-        if unknown:
-            raise ValueError(f"unknown delete preconditions: {sorted(unknown)}")
-        body["preconditions"] = dict(preconditions)
-    return _json.dumps(body)
-
-
-class SubResourceRestClient:
-    """Reads and writes one subresource of objects through a `RestClient`.
-
-    Ports: client.subResourceClient
-    """
-
-    def __init__(self, client: RestClient, name: str) -> None:
-        self._client = client
-        self.name = name
-        """The subresource, e.g. ``status``."""
-
-    async def get(self, obj: Object, /) -> Object:
-        """GET the subresource of ``obj`` (a Scale for "scale", the whole object for "status")."""
-        _, path, resource = await self._client._object_path(obj, self.name)
-        raw = await self._client._transport.request("GET", path, verb="get", resource=resource)
-        out: Object = _json.loads(raw)
-        return out
-
-    async def create(self, obj: Object, body: Object, /, *, dry_run: bool | None = None) -> Object:
-        """POST ``body`` to the subresource of ``obj`` (e.g. an Eviction); returns the answer."""
-        _, path, resource = await self._client._object_path(obj, self.name)
-        raw = await self._client._transport.request(
-            "POST",
-            path,
-            verb="create",
-            resource=resource,
-            query=self._client._write_query(dry_run, None),
-            body=_json.dumps(body),
-            content_type="application/json",
-        )
-        out: Object = _json.loads(raw)
-        return out
-
-    async def update(self, obj: Object, /, *, dry_run: bool | None = None, field_owner: str | None = None) -> Object:
-        """PUT ``obj`` to its subresource; written back into ``obj`` and returned.
-
-        For "status", the server keeps only the status part of the change.
-        """
-        return await self._client._put(obj, self.name, dry_run, field_owner)
-
-    async def patch(
-        self,
-        obj: Object,
-        patch: Patch,
-        /,
-        *,
-        dry_run: bool | None = None,
-        field_owner: str | None = None,
-        force: bool | None = None,
-    ) -> Object:
-        """PATCH the subresource of ``obj`` with ``patch``; written back into ``obj`` and returned.
-
-        Raises:
-            ConflictError: an optimistic-lock patch built from a stale read.
-        """
-        return await self._client._patch(obj, patch, self.name, dry_run, field_owner, force)
 
 
 def new_client(

@@ -17,8 +17,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from reconcilekit.client.client import PropagationPolicy, RestClient
+from reconcilekit.client.client import RestClient
 from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey, Patch
+from reconcilekit.client.options import PropagationPolicy
 from reconcilekit.client.patch import to_json_tree
 
 __all__ = ["TypedClient", "TypedList", "TypedWatchEvent", "from_object", "gvk_for", "to_object"]

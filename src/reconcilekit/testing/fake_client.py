@@ -34,13 +34,12 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
 import jsonpatch
 
 from reconcilekit._internal.jsoncopy import deep_copy_json
-from reconcilekit._internal.selectors import field_value, parse_label_selector
+from reconcilekit._internal.selectors import parse_label_selector
 from reconcilekit.client.interfaces import (
     GroupVersionKind,
     Object,
@@ -59,6 +58,7 @@ from reconcilekit.errors import (
     InvalidError,
     NotFoundError,
 )
+from reconcilekit.testing._fake_support import SubResource, field_terms, fields_match, merge_patch, now
 
 __all__ = ["DEFAULT_KINDS_WITHOUT_STATUS", "FakeClient", "RecordedRequest"]
 
@@ -110,51 +110,6 @@ class _Watcher:
     def __init__(self, gvk: GroupVersionKind) -> None:
         self.gvk = gvk
         self.queue: asyncio.Queue[_Event | str] = asyncio.Queue()
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 merge patch. Python only."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = _merge_patch(result.get(key), value)
-    return result
-
-
-def _field_terms(selector: Mapping[str, str] | str | None) -> list[tuple[str, str, bool]]:
-    """``(path, value, negated)`` terms of a field selector."""
-    if selector is None:
-        return []
-    if isinstance(selector, Mapping):
-        return [(k, v, False) for k, v in selector.items()]
-    terms = []
-    for raw in selector.split(","):
-        term = raw.strip()
-        if not term:
-            continue
-        if "!=" in term:
-            f, _, v = term.partition("!=")
-            terms.append((f.strip(), v.strip(), True))
-        else:
-            f, _, v = term.partition("==") if "==" in term else term.partition("=")
-            terms.append((f.strip(), v.strip(), False))
-    return terms
-
-
-def _fields_match(obj: Object, terms: list[tuple[str, str, bool]]) -> bool:
-    for path, value, negated in terms:
-        have = field_value(obj, path) or ""
-        if (have == value) == negated:
-            return False
-    return True
 
 
 class FakeClient:
@@ -273,7 +228,7 @@ class FakeClient:
         if resource_version not in (None, "", "0") and int(resource_version) < self._compacted:
             raise self._expired(resource_version)
         selector = parse_label_selector(labels)
-        terms = _field_terms(fields)
+        terms = field_terms(fields)
         keys = sorted(self._store.get(gvk, {}))
         start = 0
         list_rv = str(self._rv)
@@ -287,7 +242,7 @@ class FakeClient:
             obj = self._store[gvk][keys[i]]
             if namespace and keys[i].namespace != namespace:
                 continue
-            if not selector.matches(obj) or not _fields_match(obj, terms):
+            if not selector.matches(obj) or not fields_match(obj, terms):
                 continue
             if limit and len(items) >= limit:
                 next_token = f"{list_rv}:{keys[i - 1]}"
@@ -365,18 +320,18 @@ class FakeClient:
         self._record("deletecollection", gvk.kind, namespace or "", "")
         await asyncio.sleep(0)
         selector = parse_label_selector(labels)
-        terms = _field_terms(fields)
+        terms = field_terms(fields)
         for key, obj in list(self._store.get(gvk, {}).items()):
             if namespace and key.namespace != namespace:
                 continue
-            if selector.matches(obj) and _fields_match(obj, terms) and not dry_run:
+            if selector.matches(obj) and fields_match(obj, terms) and not dry_run:
                 self._delete(gvk, key)
 
-    def status(self) -> _SubResource:
-        return _SubResource(self, "status")
+    def status(self) -> SubResource:
+        return SubResource(self, "status")
 
-    def sub_resource(self, name: str, /) -> _SubResource:
-        return _SubResource(self, name)
+    def sub_resource(self, name: str, /) -> SubResource:
+        return SubResource(self, name)
 
     # -- watch -------------------------------------------------------------------------
 
@@ -400,7 +355,7 @@ class FakeClient:
         """
         self._record("watch", gvk.kind, namespace or "", "")
         selector = parse_label_selector(labels)
-        terms = _field_terms(fields)
+        terms = field_terms(fields)
 
         def visible(ev: _Event) -> bool:
             if ev.gvk != gvk:
@@ -408,7 +363,7 @@ class FakeClient:
             meta = ev.obj.get("metadata") or {}
             if namespace and meta.get("namespace") != namespace:
                 return False
-            return selector.matches(ev.obj) and _fields_match(ev.obj, terms)
+            return selector.matches(ev.obj) and fields_match(ev.obj, terms)
 
         start = int(resource_version) if resource_version not in (None, "", "0") else self._rv
         if start < self._compacted:
@@ -505,7 +460,7 @@ class FakeClient:
             )
         meta.pop("deletionTimestamp", None)
         meta["uid"] = meta.get("uid") or str(uuid.uuid4())
-        meta["creationTimestamp"] = meta.get("creationTimestamp") or _now()
+        meta["creationTimestamp"] = meta.get("creationTimestamp") or now()
         meta["generation"] = 1
         meta["resourceVersion"] = self._next_rv()
         bucket[key] = obj
@@ -541,7 +496,7 @@ class FakeClient:
         if meta.get("finalizers"):
             if not meta.get("deletionTimestamp"):
                 updated = deep_copy_json(obj)
-                updated["metadata"]["deletionTimestamp"] = _now()
+                updated["metadata"]["deletionTimestamp"] = now()
                 updated["metadata"]["resourceVersion"] = self._next_rv()
                 self._store[gvk][key] = updated
                 self._emit(gvk, "MODIFIED", updated)
@@ -598,7 +553,7 @@ class FakeClient:
         else:  # merge, strategic merge and apply are all applied as a merge patch here
             if isinstance(body, dict):
                 self._check_rv(gvk, body, stored)
-            patched = _merge_patch(deep_copy_json(stored), body)
+            patched = merge_patch(deep_copy_json(stored), body)
         new = self._apply_scope(gvk, stored, patched, subresource)
         new["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
         if dry_run:
@@ -620,32 +575,3 @@ class FakeClient:
         else:
             new.pop("status", None)
         return new
-
-
-class _SubResource:
-    """The ``status`` (or another) subresource of a `FakeClient`."""
-
-    def __init__(self, client: FakeClient, name: str) -> None:
-        self._client = client
-        self._name = name
-
-    async def get(self, obj: Object, /) -> Object:
-        return await self._client.get(GroupVersionKind.of(obj), object_key_from_object(obj))
-
-    async def create(self, obj: Object, body: Object, /, *, dry_run: bool = False) -> Object:
-        raise NotFoundError(404, "NotFound", f"the fake client has no {self._name} subresource to create")
-
-    async def update(self, obj: Object, /, *, dry_run: bool = False, field_owner: str | None = None) -> Object:
-        return await self._client._update(obj, subresource=self._name, dry_run=dry_run)
-
-    async def patch(
-        self,
-        obj: Object,
-        patch: Patch,
-        /,
-        *,
-        dry_run: bool = False,
-        field_owner: str | None = None,
-        force: bool | None = None,
-    ) -> Object:
-        return await self._client._patch(obj, patch, subresource=self._name, dry_run=dry_run)
