@@ -24,6 +24,7 @@ from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetRec
 from conftest import ER, ERS, MERGE, SECRET, Harness, consistently, eventually
 from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.client.patch import raw_patch
+from reconcilekit.errors import NotFoundError
 from reconcilekit.reconcile import Request
 
 FINALIZER = "ephemeralrunnerset.actions.github.com/finalizer"
@@ -546,7 +547,10 @@ async def test_revision_cleanup_deletes_an_unregistered_pending_runner_after_res
 
     async def cache_caught_up() -> bool:
         cached_set = await cache.get(ERS, ObjectKey(h.namespace, "set"))
-        cached_runner = await cache.get(ER, ObjectKey(h.namespace, "runner-restart-pending"))
+        try:
+            cached_runner = await cache.get(ER, ObjectKey(h.namespace, "runner-restart-pending"))
+        except NotFoundError:  # the informer has not seen the create yet
+            return False
         status = cached_runner.get("status") or {}
         applied = (cached_set.get("status") or {}).get("appliedActionableRevision")
         return applied == 3 and not status.get("runnerId") and not status.get("phase")

@@ -517,7 +517,8 @@ async def test_session_conflict_exits_without_a_session(
     actions: ActionsClient,
     scale_set_id: int,
 ) -> None:
-    """A 409 on session create is not retried: the run fails at once and no ERS patch is sent."""
+    """Without a SessionRecovery (upstream's client default) a 409 on session create is not retried: the
+    run fails at once and no ERS patch is sent. The process recovers: test_listener_recovery.py."""
     await create_runner_set(client, namespace)
     fake.inject_session_conflict()
     recorder = Recorder(listener_kube)
@@ -598,35 +599,14 @@ async def test_arc_listener_process_stops_on_sigterm_and_deletes_its_session(
     Its ``KUBECONFIG`` carries the listener ServiceAccount's token (only the listener's Role).
     """
     await create_runner_set(client, namespace)
-    config = {
-        "configure_url": fake.config_url(),
-        "github_token": fake.pat.token,
-        "ephemeral_runner_set_namespace": namespace,
-        "ephemeral_runner_set_name": SET_NAME,
-        "runner_scale_set_id": scale_set_id,
-        "max_runners": 5,
-        "min_runners": 2,
-        "log_level": "info",
-        "log_format": "json",
-    }
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    kubeconfig = envtest_environment.kubeconfig_path
-    if listener_account is not None:
-        account_namespace, name = listener_account
-        kubeconfig = await service_account_kubeconfig(
-            client, kubeconfig, tmp_path / "listener.kubeconfig", namespace=account_namespace, name=name
-        )
-    env = {
-        **os.environ,
-        "LISTENER_CONFIG_PATH": str(path),
-        "KUBECONFIG": str(kubeconfig),
-        "NO_PROXY": "127.0.0.1,localhost",
-    }
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arc_controllers.listener", env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    process = await start_listener_process(
+        envtest_environment,
+        client,
+        listener_account,
+        _process_config(namespace, scale_set_id, fake),
+        tmp_path,
+        stderr=asyncio.subprocess.PIPE,
+    )
     try:
         await eventually(
             lambda: client.get(ERS, ObjectKey(namespace, SET_NAME)), lambda s: s["spec"].get("replicas") == 2, 60
@@ -754,6 +734,38 @@ def _process_config(namespace: str, scale_set_id: int, fake: FakeActionsService)
         "log_level": "info",
         "log_format": "json",
     }
+
+async def start_listener_process(
+    envtest_environment: Environment,
+    client: RestClient,
+    listener_account: tuple[str, str] | None,
+    config: dict[str, Any],
+    tmp_path: Path,
+    *,
+    stderr: int = asyncio.subprocess.DEVNULL,
+    **env: str,
+) -> asyncio.subprocess.Process:
+    """The real ``arc-listener`` with ``config`` and ``env``; its ``KUBECONFIG`` carries the listener
+    ServiceAccount's token (only the listener's Role), or the admin's when chart RBAC is off."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    kubeconfig = envtest_environment.kubeconfig_path
+    if listener_account is not None:
+        account_namespace, name = listener_account
+        kubeconfig = await service_account_kubeconfig(
+            client, kubeconfig, tmp_path / "listener.kubeconfig", namespace=account_namespace, name=name
+        )
+    environ = {
+        **os.environ,
+        "LISTENER_CONFIG_PATH": str(path),
+        "KUBECONFIG": str(kubeconfig),
+        "NO_PROXY": "127.0.0.1,localhost",
+        **env,
+    }
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "arc_controllers.listener", env=environ, stdout=asyncio.subprocess.DEVNULL, stderr=stderr
+    )
+
 
 
 async def test_sim_kubelet_runs_the_listener_as_the_controllers_service_account(

@@ -271,12 +271,20 @@ async def test_ctrl_c_stops_the_control_plane() -> None:
 
 @pytest.mark.envtest_only
 async def test_killed_runner_leaves_no_control_plane_behind() -> None:
-    """SIGKILL to the Python process (no atexit, no finally) still takes etcd and kube-apiserver down."""
+    """SIGKILL to the Python process (no atexit, no finally) still takes etcd and kube-apiserver down,
+    and the next start removes the folder it left (its owner process is gone)."""
     child, etcd, apiserver, temp_dir = await _child_with_control_plane()
     child.kill()
     await child.wait()
     try:
         assert await _gone(etcd, apiserver)
+        assert temp_dir.exists()  # nothing of the killed process could remove it
+        assert (temp_dir / "owner").exists()
+        async with Environment() as env:
+            assert env.temp_dir.exists()
+            assert not temp_dir.exists()
+        leftovers = [p for p in temp_dir.parent.glob("envtest-*") if p.name == temp_dir.name]
+        print(f"\nfolders of the killed process left after the next start: {len(leftovers)}")
     finally:
         shutil.rmtree(temp_dir, ignore_errors=True)
 

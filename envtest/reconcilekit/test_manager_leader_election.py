@@ -59,6 +59,7 @@ async def _hand_over(envtest_environment: Any, namespace: str, *, release: bool)
         lease_duration=LEASE,
         renew_deadline=RENEW,
         retry_period=RETRY,
+        exit_on_blocked_leader=False,  # a 1 s limit could end the test runner on a loaded machine
     )
     managers, tasks = [], []
     for replica in ("a", "b"):

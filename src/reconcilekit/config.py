@@ -3,12 +3,14 @@
 Precedence, as controller-runtime's ``GetConfig``: an explicit kubeconfig path, ``$KUBECONFIG``,
 the in-cluster service account, ``~/.kube/config``.
 
-Two loaders. Kubeconfigs with static credentials (client certificates, a token or token file,
-basic auth) and the in-cluster service account are read here directly. Credential plugins
-(``exec`` and ``auth-provider``: OIDC, cloud logins) go through kubernetes_asyncio's loader, whose
-token refresh the client then calls. Only this module may import kubernetes_asyncio, and only
-for that second case: the package loads every generated model (about +63 MiB of RSS), which a
-controller on a service account never needs.
+Two loaders. Kubeconfigs with client certificates, a token or token file, basic auth or an
+``exec`` credential plugin, and the in-cluster service account, are read here directly; token
+files and exec plugins refresh while the client runs (`reconcilekit.credentials`: a token
+file is re-read every minute and after a 401, a plugin runs again before its credential
+expires and after a 401). ``auth-provider`` plugins (legacy OIDC, cloud logins) go through
+kubernetes_asyncio's loader, whose token refresh the client then calls. Only this module may
+import kubernetes_asyncio, and only for that case: the package loads every generated model
+(about +63 MiB of RSS), which a controller on a service account never needs.
 
 Ports: sigs.k8s.io/controller-runtime/pkg/client/config (config.go), client-go rest.Config and
 clientcmd's loading rules (the parts a controller meets)
@@ -18,18 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from reconcilekit.credentials import CredentialError, ExecPlugin, TokenFile
+
 __all__ = ["ConfigError", "RestConfig", "load_rest_config"]
 
 _SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
-_TOKEN_REREAD_SECONDS = 60.0  # projected service-account tokens rotate; client-go re-reads each minute
 
 
 class ConfigError(Exception):
@@ -37,25 +40,6 @@ class ConfigError(Exception):
 
     Python only: the one error a process start-up reports for bad cluster configuration.
     """
-
-
-class _TokenFile:
-    """A bearer token read from a file, re-read once a minute (rotated service-account tokens)."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._token = ""
-        self._read_at = -_TOKEN_REREAD_SECONDS
-
-    def __repr__(self) -> str:
-        return f"_TokenFile({self.path!r})"
-
-    async def token(self) -> str:
-        now = time.monotonic()
-        if now - self._read_at >= _TOKEN_REREAD_SECONDS:
-            text = await asyncio.to_thread(Path(self.path).read_text)
-            self._token, self._read_at = text.strip(), now
-        return self._token
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,7 +86,11 @@ class RestConfig:
     """A static bearer token (without the ``Bearer`` prefix)."""
 
     token_file: str | None = None
-    """A file holding the bearer token, re-read every minute (wins over `bearer_token`)."""
+    """A file holding the bearer token, re-read every minute and after a 401 (wins over `bearer_token`)."""
+
+    exec_plugin: ExecPlugin | None = field(default=None, repr=False, compare=False)
+    """The kubeconfig's exec credential plugin, run again before its token expires and after a 401
+    (wins over `token_file`)."""
 
     basic_auth: tuple[str, str] | None = field(default=None, repr=False)
     """User name and password for HTTP basic authentication."""
@@ -118,15 +106,15 @@ class RestConfig:
     """Requests a client may send at once per resource before ``qps`` applies (at least 1)."""
 
     source: Any = field(default=None, repr=False, compare=False)
-    """kubernetes_asyncio's Configuration this config came from (plugins only), whose hook refreshes tokens."""
+    """kubernetes_asyncio's Configuration this config came from (auth-provider only), whose hook refreshes tokens."""
 
-    _token_file: _TokenFile | None = field(default=None, repr=False, compare=False, init=False)
+    _token_file: TokenFile | None = field(default=None, repr=False, compare=False, init=False)
 
     def __post_init__(self) -> None:
         if not self.host.startswith(("https://", "http://")):
             raise ConfigError(f"the server URL must start with https:// or http://, not {self.host!r}")
         if self.token_file:
-            object.__setattr__(self, "_token_file", _TokenFile(self.token_file))
+            object.__setattr__(self, "_token_file", TokenFile(self.token_file))
 
     async def authorization(self) -> str | None:
         """The ``Authorization`` header value now (refreshing an expiring token), or ``None``.
@@ -137,14 +125,28 @@ class RestConfig:
             value = await self.source.get_api_key_with_prefix("BearerToken")
             if value:
                 return str(value)
+        if self.exec_plugin is not None:
+            header = await self.exec_plugin.authorization()
+            if header:
+                return header
         if self._token_file is not None:
-            return f"Bearer {await self._token_file.token()}"
+            return await self._token_file.authorization()
         if self.bearer_token:
             return f"Bearer {self.bearer_token}"
         if self.basic_auth is not None:
             pair = f"{self.basic_auth[0]}:{self.basic_auth[1]}".encode()
             return f"Basic {base64.b64encode(pair).decode()}"
         return None
+
+    def invalidate_authorization(self, used: str | None) -> None:
+        """The server answered 401 to a request sent with ``used``: the next `authorization` refreshes.
+
+        Python only: client-go's exec round tripper and ResettableTokenSource react to 401 the same way.
+        """
+        if self.exec_plugin is not None:
+            self.exec_plugin.invalidate(used)
+        if self._token_file is not None:
+            self._token_file.invalidate(used)
 
 
 # -- choosing and reading a source ----------------------------------------------------------
@@ -236,7 +238,7 @@ def _from_kubeconfig(paths: list[Path], context: str | None) -> RestConfig | Non
     if cluster is None:
         raise ConfigError(f"the kubeconfig's context {name!r} names an unknown cluster {cluster_name!r}")
     user = doc["users"].get(user_name, {}) if user_name else {}
-    if "exec" in user or "auth-provider" in user:
+    if "auth-provider" in user:
         return None
     cluster_dir = origin.get(f"clusters/{cluster_name}", Path.cwd())
     user_dir = origin.get(f"users/{user_name}", Path.cwd())
@@ -266,7 +268,53 @@ def _from_kubeconfig(paths: list[Path], context: str | None) -> RestConfig | Non
         bearer_token=user.get("token") or None,
         token_file=rel(user_dir, user.get("tokenFile")),
         basic_auth=basic,
+        exec_plugin=_exec_plugin(user.get("exec"), cluster, user_dir) if user.get("exec") else None,
     )
+
+
+def _exec_plugin(spec: Any, cluster: dict[str, Any], base_dir: Path) -> ExecPlugin:
+    """Ports: clientcmd's ExecConfig handling (command, args, env, apiVersion, provideClusterInfo)"""
+    if not isinstance(spec, dict) or not spec.get("command"):
+        raise ConfigError("the kubeconfig's exec plugin has no command")
+    if not spec.get("apiVersion"):
+        raise ConfigError("the kubeconfig's exec plugin has no apiVersion")
+    env = {}
+    for item in spec.get("env") or []:
+        if not isinstance(item, dict) or not item.get("name"):
+            raise ConfigError("the kubeconfig's exec plugin env entries need a name")
+        env[str(item["name"])] = str(item.get("value", ""))
+    info = None
+    if spec.get("provideClusterInfo"):
+        keys = ("server", "certificate-authority-data", "insecure-skip-tls-verify", "tls-server-name", "proxy-url")
+        info = {k: cluster[k] for k in keys if k in cluster}
+    return ExecPlugin(
+        command=str(spec["command"]),
+        args=[str(a) for a in spec.get("args") or []],
+        env=env,
+        api_version=str(spec["apiVersion"]),
+        cluster=info,
+        install_hint=str(spec.get("installHint") or ""),
+        base_dir=base_dir,
+    )
+
+
+async def _first_credential(config: RestConfig) -> RestConfig:
+    """Run the exec plugin once at load: a failing plugin is a config error, and a client
+    certificate it prints goes into the TLS setup (used until the client is rebuilt)."""
+    plugin = config.exec_plugin
+    if plugin is None:
+        return config
+    try:
+        credential = await plugin.refresh()
+    except CredentialError as err:
+        raise ConfigError(str(err)) from None
+    if credential.client_certificate_data and credential.client_key_data:
+        return dataclasses.replace(
+            config,
+            cert_data=credential.client_certificate_data.encode(),
+            key_data=credential.client_key_data.encode(),
+        )
+    return config
 
 
 async def _with_kubernetes_asyncio(paths: list[Path] | None, context: str | None) -> RestConfig:
@@ -319,5 +367,5 @@ async def load_rest_config(
         return _in_cluster()
     static = await asyncio.to_thread(_from_kubeconfig, paths, context)
     if static is not None:
-        return static
+        return await _first_credential(static)
     return await _with_kubernetes_asyncio(paths, context)

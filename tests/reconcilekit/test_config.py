@@ -114,10 +114,9 @@ async def test_kubeconfig_list_merges_first_name_wins(tmp_path: Path, monkeypatc
     assert other.host == "https://10.0.0.9:6443"
 
 
-async def test_exec_plugin_falls_back_to_kubernetes_asyncio(tmp_path: Path) -> None:
+async def test_exec_plugin_runs_at_load_without_kubernetes_asyncio(tmp_path: Path) -> None:
     credential = (
-        '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",'
-        '"status":{"token":"from-exec"}}'
+        '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"from-exec"}}'
     )
     path = tmp_path / "config"
     path.write_text(
@@ -137,8 +136,11 @@ current-context: ctx
 """
     )
     config = await load_rest_config(path)
-    assert config.source is not None
+    assert config.source is None
+    assert config.exec_plugin is not None
+    assert config.exec_plugin.runs == 1  # at load: a failing plugin is a start-up error
     assert await config.authorization() == "Bearer from-exec"
+    assert config.exec_plugin.runs == 1  # no expiry: cached
 
 
 async def test_in_cluster_config_rereads_the_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,8 +151,9 @@ async def test_in_cluster_config_rereads_the_token(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
     now = [1000.0]
-    monkeypatch.setattr(config_module.time, "monotonic", lambda: now[0])
     config = config_module._in_cluster(tmp_path)
+    assert config._token_file is not None
+    config._token_file._clock = lambda: now[0]
     assert config.host == "https://[fd00::1]:443"
     assert config.ca_file == str(tmp_path / "ca.crt")
     assert await config.authorization() == "Bearer t1"

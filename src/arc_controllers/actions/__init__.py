@@ -28,7 +28,7 @@ from arc_controllers.actions.errors import (
     SessionConflictError,
 )
 from arc_controllers.actions.proxy import ProxyConfig
-from arc_controllers.actions.session import HEADER_SCALE_SET_MAX_CAPACITY, MessageSessionClient
+from arc_controllers.actions.session import HEADER_SCALE_SET_MAX_CAPACITY, MessageSessionClient, SessionRecovery
 from arc_controllers.actions.systeminfo import SystemInfo
 from arc_controllers.actions.transport import HttpRequest, HttpResponse, MockTransport, Transport, TransportError
 from arc_controllers.actions.types import (
@@ -86,6 +86,7 @@ __all__ = [
     "RunnerScaleSetStatistic",
     "RunnerSetting",
     "SessionConflictError",
+    "SessionRecovery",
     "SystemInfo",
     "Transport",
     "TransportError",

@@ -22,7 +22,6 @@ import structlog
 from cryptography import x509
 from pydantic import BaseModel, ValidationError
 
-from arc_controllers.actions import session as _session
 from arc_controllers.actions._aiohttp import AiohttpTransport
 from arc_controllers.actions._retry import RetryPolicy, send_with_retries
 from arc_controllers.actions._urls import actions_service_url
@@ -31,6 +30,7 @@ from arc_controllers.actions.config import GitHubConfig, parse_github_config_url
 from arc_controllers.actions.errors import ActionsError, error_from_response
 from arc_controllers.actions.proxy import ProxyConfig
 from arc_controllers.actions.redact import SecretSet
+from arc_controllers.actions.session import MessageSessionClient, SessionRecovery
 from arc_controllers.actions.systeminfo import SystemInfo, user_agent
 from arc_controllers.actions.transport import HttpRequest, HttpResponse, Transport
 from arc_controllers.actions.types import (
@@ -384,22 +384,30 @@ class ActionsClient:
     # -- sessions and lifetime ---------------------------------------------------
 
     async def message_session_client(
-        self, runner_scale_set_id: int, owner: str, *, retry: RetryPolicy | None = None
-    ) -> _session.MessageSessionClient:
+        self,
+        runner_scale_set_id: int,
+        owner: str,
+        *,
+        retry: RetryPolicy | None = None,
+        recovery: SessionRecovery | None = None,
+    ) -> MessageSessionClient:
         """Open a message session for the scale set and return its client.
 
         Args:
             runner_scale_set_id: The scale set to listen for.
             owner: Session owner name (the listener's hostname).
             retry: Retry policy for the session's calls; this client's when ``None``.
+            recovery: Recover in place from a 409 on create, a 404 on refresh and a
+                200 poll answer without a message; ``None`` fails on each (upstream).
 
         Raises:
-            SessionConflictError: the scale set already has a live session.
+            SessionConflictError: the scale set already has a live session (after the
+                recovery's retries, when given).
             ActionsError: any other failure.
 
         Ports: Client.MessageSessionClient
         """
-        return await _session.MessageSessionClient.open(self, runner_scale_set_id, owner, retry=retry)
+        return await MessageSessionClient.open(self, runner_scale_set_id, owner, retry=retry, recovery=recovery)
 
     async def aclose(self) -> None:
         """Close the transport, if it can be closed.

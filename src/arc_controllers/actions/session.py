@@ -6,6 +6,13 @@ has one) and closed with ``DELETE``. Messages come from the session's
 token. When the queue token is refused (401) the session is refreshed
 (``PATCH``) once and the call retried once.
 
+With a `SessionRecovery` (the listener passes one) three failures upstream
+treats as fatal are recovered in place: a 409 on create is retried every
+``conflict_interval`` seconds; a refresh answered 404 (the service forgot the
+session) and a poll answered 200 with an empty or unparsable body replace the
+session with a new one (the old one deleted first, best effort). The caller's
+``lastMessageId`` is untouched, so no message is handled twice.
+
 Ports: github.com/actions/scaleset session_client.go
 """
 
@@ -14,14 +21,22 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import structlog
 from pydantic import BaseModel
 
 from arc_controllers.actions._retry import RetryPolicy
 from arc_controllers.actions._urls import with_path_suffix, with_query_value
-from arc_controllers.actions.errors import ActionsError, MessageQueueTokenExpiredError, error_from_response
+from arc_controllers.actions.errors import (
+    ActionsError,
+    ActionsNotFoundError,
+    MessageQueueTokenExpiredError,
+    SessionConflictError,
+    error_from_response,
+)
+from arc_controllers.actions.redact import SecretSet
 from arc_controllers.actions.transport import HttpRequest, HttpResponse
 from arc_controllers.actions.types import (
     NIL_SESSION_ID,
@@ -30,10 +45,7 @@ from arc_controllers.actions.types import (
     parse_runner_scale_set_message,
 )
 
-if TYPE_CHECKING:
-    from arc_controllers.actions.client import ActionsClient
-
-__all__ = ["HEADER_SCALE_SET_MAX_CAPACITY", "MessageSessionClient"]
+__all__ = ["HEADER_SCALE_SET_MAX_CAPACITY", "MessageSessionClient", "SessionRecovery", "SessionTransport"]
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +53,74 @@ HEADER_SCALE_SET_MAX_CAPACITY = "X-ScaleSetMaxCapacity"
 """Header carrying the listener's max runners on every long poll."""
 
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class SessionTransport(Protocol):
+    """**Protocol:** what a session borrows from its `ActionsClient`: requests, retries, errors, redaction.
+
+    Python only: the session module depends on this, not on the client module, so the
+    client can import the session without a cycle (Go's session client holds the
+    ``*Client`` itself).
+    """
+
+    @property
+    def secrets(self) -> SecretSet:
+        """Every secret seen so far; the session adds its queue token."""
+        ...
+
+    @property
+    def user_agent(self) -> str:
+        """The User-Agent of every request."""
+        ...
+
+    async def actions_request(self, method: str, path: str, body: bytes | None = None) -> HttpRequest:
+        """An Actions-service request with a fresh admin token."""
+        ...
+
+    async def send(self, request: HttpRequest, *, retry: RetryPolicy | None = None) -> tuple[HttpResponse, int]:
+        """Send with retries; the answer and the number of attempts."""
+        ...
+
+    def error(self, request: HttpRequest, response: HttpResponse, cause: str, attempts: int = 1) -> ActionsError:
+        """The typed, redacted error for an unexpected answer."""
+        ...
+
+    def decode(self, request: HttpRequest, response: HttpResponse, model: type[_M], what: str) -> _M:
+        """The answer decoded as ``model``; raises `ActionsError` when it is not one."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRecovery:
+    """How a session recovers in place from a conflict, a forgotten session or a broken poll answer.
+
+    Beyond: ARC #3209, #4356, #4285 (actions/scaleset#123): upstream's listener exits on each,
+    dropping its message cursor and, after a 409, crash-looping until the old session expires.
+    """
+
+    conflict_interval: float = 30.0
+    """Seconds between session creates answered 409 (the service still holds an older session)."""
+
+    conflict_retries: int = 10
+    """Creates retried after a 409 before `SessionConflictError` is raised."""
+
+    bad_message_backoff: float = 1.0
+    """Seconds before the first new session after a 200 poll answer without a message; doubled each time."""
+
+    bad_message_backoff_max: float = 30.0
+    """Cap, in seconds, of that doubling wait."""
+
+    bad_message_retries: int = 10
+    """Unparsable 200 answers in a row recovered from before the poll's `ActionsError` is raised."""
+
+    def bad_message_delay(self, failures: int) -> float:
+        """Seconds to wait after the ``failures``-th unparsable answer in a row (1-based)."""
+        return min(self.bad_message_backoff * 2.0 ** (failures - 1), self.bad_message_backoff_max)
+
+
+class _UnparsableMessageError(ActionsError):
+    """Python only: a poll answered 200 with a body that is not a message (empty included)."""
 
 
 class MessageSessionClient:
@@ -51,37 +131,95 @@ class MessageSessionClient:
     Ports: scaleset.MessageSessionClient
     """
 
-    def __init__(self, client: ActionsClient, scale_set_id: int, owner: str, retry: RetryPolicy | None) -> None:
+    def __init__(
+        self,
+        client: SessionTransport,
+        scale_set_id: int,
+        owner: str,
+        retry: RetryPolicy | None,
+        recovery: SessionRecovery | None = None,
+    ) -> None:
         self._client = client
         self._scale_set_id = scale_set_id
         self._owner = owner
         self._retry = retry
+        self._recovery = recovery
         self._session: RunnerScaleSetSession | None = None
         self._lock = asyncio.Lock()
         self.refreshes = 0
         """How many times the session was refreshed after a refused queue token."""
+        self.replacements = 0
+        """How many times the session was replaced by a new one (`SessionRecovery`)."""
 
     @classmethod
     async def open(
-        cls, client: ActionsClient, scale_set_id: int, owner: str, *, retry: RetryPolicy | None = None
+        cls,
+        client: SessionTransport,
+        scale_set_id: int,
+        owner: str,
+        *,
+        retry: RetryPolicy | None = None,
+        recovery: SessionRecovery | None = None,
     ) -> MessageSessionClient:
         """Create the session on the service and return its client.
 
+        Args:
+            recovery: Recover from conflicts, forgotten sessions and broken poll answers
+                in place; ``None`` fails on each, as upstream does.
+
         Raises:
-            SessionConflictError: the scale set already has a live session.
+            SessionConflictError: the scale set already has a live session (after
+                ``recovery.conflict_retries`` more tries, when given).
             ActionsError: any other failure.
 
         Ports: Client.MessageSessionClient with createMessageSession
         """
-        session_client = cls(client, scale_set_id, owner, retry)
-        body = RunnerScaleSetSession(session_id=NIL_SESSION_ID, owner_name=owner).to_wire()
-        session_client._session = await session_client._session_request(
-            "POST", f"/_apis/runtime/runnerscalesets/{scale_set_id}/sessions", 200, body
-        )
-        log.info(
-            "created message session", scale_set_id=scale_set_id, session_id=str(session_client._session.session_id)
-        )
+        session_client = cls(client, scale_set_id, owner, retry, recovery)
+        await session_client._create()
         return session_client
+
+    async def _create(self) -> None:
+        """Create the session; with a `SessionRecovery`, retry a 409 every ``conflict_interval`` seconds.
+
+        Ports: createMessageSession
+        Beyond: ARC #3209: a session left by a killed listener answers 409 until the service drops it.
+        """
+        body = RunnerScaleSetSession(session_id=NIL_SESSION_ID, owner_name=self._owner).to_wire()
+        path = f"/_apis/runtime/runnerscalesets/{self._scale_set_id}/sessions"
+        retries = self._recovery.conflict_retries if self._recovery is not None else 0
+        for attempt in range(retries + 1):
+            try:
+                self._session = await self._session_request("POST", path, 200, body)
+                break
+            except SessionConflictError as err:
+                if self._recovery is None or attempt == retries:
+                    raise
+                log.warning(
+                    "message session conflict, will try again",
+                    scale_set_id=self._scale_set_id,
+                    retry_in=self._recovery.conflict_interval,
+                    retries_left=retries - attempt,
+                    error=str(err),
+                )
+                await asyncio.sleep(self._recovery.conflict_interval)
+        log.info("created message session", scale_set_id=self._scale_set_id, session_id=str(self.session.session_id))
+
+    async def _replace(self, reason: str) -> None:
+        """Delete the session (best effort: the service may have forgotten it) and create a new one.
+
+        Python only: the in-place recovery of `SessionRecovery`.
+        Beyond: actions/scaleset#123 (ARC #4356, #4285): the new session keeps the caller's lastMessageId.
+        """
+        old, self._session = self._session, None
+        log.warning("replacing message session", scale_set_id=self._scale_set_id, reason=reason)
+        if old is not None:
+            try:
+                path = f"/_apis/runtime/runnerscalesets/{self._scale_set_id}/sessions/{old.session_id}"
+                await self._session_request("DELETE", path, 204)
+            except ActionsError as err:
+                log.info("could not delete the replaced message session", error=str(err))
+        await self._create()
+        self.replacements += 1
 
     @property
     def session(self) -> RunnerScaleSetSession:
@@ -117,10 +255,18 @@ class MessageSessionClient:
         return session
 
     async def _refresh(self) -> None:
-        """Ports: MessageSessionClient.refreshMessageSession"""
+        """Ports: MessageSessionClient.refreshMessageSession
+        Beyond: actions/scaleset#123 (ARC #4356): with a `SessionRecovery`, a 404 creates a new session.
+        """
         current = self._current()
         path = f"/_apis/runtime/runnerscalesets/{self._scale_set_id}/sessions/{current.session_id}"
-        self._session = await self._session_request("PATCH", path, 200)
+        try:
+            self._session = await self._session_request("PATCH", path, 200)
+        except ActionsNotFoundError:
+            if self._recovery is None:
+                raise
+            await self._replace("the service no longer knows the session (404 on refresh)")
+            return
         self.refreshes += 1
         log.info("refreshed message session", scale_set_id=self._scale_set_id, session_id=str(current.session_id))
 
@@ -161,14 +307,32 @@ class MessageSessionClient:
                 so the service treats it and older ones as acknowledged.
             max_capacity: The listener's max runners, sent as `HEADER_SCALE_SET_MAX_CAPACITY`.
 
+        With a `SessionRecovery`, a 200 answer that is not a message (empty included) is
+        followed, after a doubling wait, by a new session and a new poll.
+
         Raises:
             MessageQueueTokenExpiredError: refused again after one refresh.
-            ActionsError: any other failure, including an undecodable 200 body.
+            ActionsError: any other failure, including an undecodable 200 body
+                (``recovery.bad_message_retries`` times in a row, when given).
 
         Ports: MessageSessionClient.GetMessage
+        Beyond: ARC #4285: an empty 200 ends upstream's listener.
         """
         async with self._lock:
-            return await self._with_refresh(lambda: self._get_message(last_message_id, max_capacity), "get message")
+            failures = 0
+            while True:
+                try:
+                    return await self._with_refresh(
+                        lambda: self._get_message(last_message_id, max_capacity), "get message"
+                    )
+                except _UnparsableMessageError as err:
+                    failures += 1
+                    if self._recovery is None or failures > self._recovery.bad_message_retries:
+                        raise
+                    delay = self._recovery.bad_message_delay(failures)
+                    log.warning("message poll answered 200 without a message", retry_in=delay, error=str(err))
+                    await asyncio.sleep(delay)
+                    await self._replace("a poll answered 200 without a message")
 
     async def _get_message(self, last_message_id: int, max_capacity: int) -> RunnerScaleSetMessage | None:
         """Ports: MessageSessionClient.getMessage"""
@@ -192,7 +356,7 @@ class MessageSessionClient:
             try:
                 return parse_runner_scale_set_message(response.body)
             except ValueError as err:
-                raise ActionsError(
+                raise _UnparsableMessageError(
                     self._client.secrets.redact(
                         f'request GET {url} failed(status="{response.status_line}"): '
                         f"failed to parse message response: {err}"

@@ -1,9 +1,10 @@
 """``arc-controller`` (the image's ``/manager``): ARC's flags and environment → manager and controllers.
 
 Start-up follows ARC's main.go: options (exit 2 on a bad flag, 1 on a bad environment),
-logging, the kube config (exit 1 if none is found), the manager (metrics, probes, leader
-election, cache scope), the controllers, then run until SIGTERM/SIGINT (exit 0) or a
-failure (exit 1). Every failure is one readable line on stderr.
+logging, the kube config (exit 1 if none is found), the check of the served CRDs (exit 1,
+unless ``--skip-crd-check``), the manager (metrics, probes, leader election, cache scope),
+the controllers, then run until SIGTERM/SIGINT (exit 0) or a failure (exit 1). Every
+failure is one readable line on stderr. ``arc-controller crds`` prints our CRDs instead.
 
 `build_manager` and `setup_all_controllers` are shared with ``arc-sim``, which runs the
 same manager in-process.
@@ -23,6 +24,7 @@ from typing import Any
 import structlog
 
 from arc_controllers.cmd._logging import configure_manager_logging
+from arc_controllers.cmd.crds import check_served_crds, print_crds
 from arc_controllers.cmd.options import LOG_FORMATS, LOG_LEVELS, ManagerOptions, StartupError, parse_manager_options
 from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
 from reconcilekit.cache.options import Options as CacheOptions
@@ -196,7 +198,8 @@ async def run_manager(options: ManagerOptions, *, stop: asyncio.Event | None = N
     """Load the kube config, build the manager, register the controllers, run until ``stop`` or a signal.
 
     Raises:
-        StartupError: no kube config, the manager or a controller cannot be built (exit 1).
+        StartupError: no kube config, served CRDs that are not ours, the manager or a controller
+            cannot be built (exit 1).
         LeaderElectionLostError, Exception: the manager failed while running.
 
     Ports: main.go from the kube config to mgr.Start
@@ -205,6 +208,8 @@ async def run_manager(options: ManagerOptions, *, stop: asyncio.Event | None = N
         rest = await load_rest_config(options.kubeconfig or None)
     except Exception as err:
         raise StartupError(f"unable to get kubeconfig: {err}", 1) from err
+    if not options.skip_crd_check:
+        await check_served_crds(rest, image=options.controller_image)
     try:
         mgr = build_manager(options, rest)
     except Exception as err:
@@ -231,11 +236,13 @@ async def run_manager(options: ManagerOptions, *, stop: asyncio.Event | None = N
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Run the manager; return the process exit status (0 clean stop, 1 failure, 2 bad flag).
+    """Run the manager (or with ``crds``, print our CRDs); return the exit status (0 clean stop, 1 failure, 2 bad flag).
 
     Ports: main
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["crds"]:
+        return print_crds(args[1:])
     env = dict(os.environ if environ is None else environ)
     try:
         options = parse_manager_options(args, env)

@@ -140,6 +140,9 @@ class ManagerOptions:
     listener_entrypoint: str = DEFAULT_LISTENER_ENTRYPOINT
     """``LISTENER_ENTRYPOINT``: the listener container's command."""
 
+    skip_crd_check: bool = False
+    """Start without checking the served CRDs against ours (`arc_controllers.cmd.crds`)."""
+
 
 def manager_flag_set(program: str = "manager") -> FlagSet:
     """Every flag of every chart version, with ARC's types and defaults.
@@ -173,6 +176,7 @@ def manager_flag_set(program: str = "manager") -> FlagSet:
     add("port", "int", 9443, "Webhook server port (no webhook runs in scale-set mode).")
     add("update-strategy", "string", "immediate", "Accepted for the 0.14.2 chart; ignored.")
     add("kubeconfig", "string", "", "Path to a kubeconfig; only required if out-of-cluster.")
+    add("skip-crd-check", "bool", False, "Start without checking that the served CRDs keep our fields.")
     # Legacy-mode flags: accepted (unknown flags exit 2) and ignored in scale-set mode.
     for legacy_name, legacy_default in (
         ("runner-image", "summerwind/actions-runner:latest"),
@@ -280,6 +284,7 @@ def parse_manager_options(argv: Sequence[str], environ: Mapping[str, str]) -> Ma
         controller_namespace=namespace,
         controller_image=image,
         listener_entrypoint=environ.get("LISTENER_ENTRYPOINT") or DEFAULT_LISTENER_ENTRYPOINT,
+        skip_crd_check=values["skip-crd-check"],
     )
 
 

@@ -20,14 +20,14 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from cryptography import x509
 
 from arc_controllers.actions.proxy import ProxyConfig as ProxyRule
 from arc_controllers.api.v1alpha1.common import ProxyConfig, TLSConfig
-from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
+from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey
 
 __all__ = ["ClientConfigError", "ClientOptions", "ObjectReader", "resolve_client_options"]
 
@@ -38,7 +38,7 @@ CONFIG_MAP = GroupVersionKind("", "v1", "ConfigMap")
 class ObjectReader(Protocol):
     """**Protocol:** reads one object by kind and key (the manager's API reader has this shape)."""
 
-    async def get(self, gvk: GroupVersionKind, key: ObjectKey, /) -> dict[str, Any]:
+    async def get(self, gvk: GroupVersionKind, key: ObjectKey, /) -> Object:
         """Python only: the object; raises the client's NotFoundError when it does not exist."""
         ...
 
@@ -82,8 +82,8 @@ async def resolve_client_options(
     reader: ObjectReader,
     *,
     namespace: str,
-    proxy: Mapping[str, Any] | None,
-    tls: Mapping[str, Any] | None,
+    proxy: Mapping[str, object] | None,
+    tls: Mapping[str, object] | None,
 ) -> ClientOptions:
     """Read what ``proxy`` and ``tls`` (the object's ``spec.proxy`` and ``spec.githubServerTLS``) point at.
 
@@ -108,7 +108,7 @@ async def resolve_client_options(
     return ClientOptions(proxy=rule, root_ca=root_ca)
 
 
-async def _proxy_rule(reader: ObjectReader, namespace: str, raw: Mapping[str, Any]) -> ProxyRule:
+async def _proxy_rule(reader: ObjectReader, namespace: str, raw: Mapping[str, object]) -> ProxyRule:
     """Ports: the proxyFunc block of SecretResolver.GetActionsService, with k8sResolver.proxyCredentials"""
     try:
         config = ProxyConfig.model_validate(raw)
@@ -134,7 +134,7 @@ async def _proxy_rule(reader: ObjectReader, namespace: str, raw: Mapping[str, An
     return ProxyRule(http_proxy=http, https_proxy=https, no_proxy=no_proxy)
 
 
-async def _root_ca(reader: ObjectReader, namespace: str, raw: Mapping[str, Any]) -> str:
+async def _root_ca(reader: ObjectReader, namespace: str, raw: Mapping[str, object]) -> str:
     """Ports: TLSConfig.ToCertPool with the config-map key fetcher of SecretResolver.GetActionsService"""
     try:
         name, key = TLSConfig.model_validate(raw).config_map_key_ref_or_raise()
@@ -155,7 +155,7 @@ async def _root_ca(reader: ObjectReader, namespace: str, raw: Mapping[str, Any])
     return str(pem)
 
 
-def _decoded(secret: Mapping[str, Any]) -> dict[str, bytes]:
+def _decoded(secret: Object) -> dict[str, bytes]:
     """Python only: a Secret's ``data`` base64-decoded."""
     return {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
 

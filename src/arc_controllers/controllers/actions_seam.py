@@ -1,9 +1,11 @@
-"""The Actions service calls the runner controllers make, as a Protocol sized to them.
+"""The Actions service calls the controllers make, as Protocols sized to them.
 
-Python only: the runner controllers depend on this seam rather than on the Actions
-client itself, so they can be tested with a fake and wired to `arc_controllers.actions`
-(or its fake service) by `cmd`. The four error kinds they branch on are recognised by
-class name, the names of the ActionsError tree (style-anchors §4.5).
+Python only: the runner controllers depend on `RunnerActionsClient` and the
+AutoscalingRunnerSet reconciler on `ScaleSetActionsClient` rather than on the
+Actions client itself, so they can be tested with a fake and wired to
+`arc_controllers.actions` (or its fake service) by `cmd`. Both are typed with
+`arc_controllers.actions.types`; what they raise are the classes of
+`arc_controllers.actions.errors`, caught by class (``except RunnerNotFoundError``).
 """
 
 from __future__ import annotations
@@ -15,18 +17,38 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 import structlog
 
-from arc_controllers.controllers.actions_options import ClientConfigError, resolve_client_options
+from arc_controllers.actions import (
+    ActionsClient,
+    ActionsNotFoundError,
+    Credentials,
+    GitHubAppAuth,
+    JobStillRunningError,
+    PersonalAccessToken,
+    ProxyConfig,
+    RunnerExistsError,
+    RunnerGroup,
+    RunnerNotFoundError,
+    RunnerScaleSet,
+    RunnerScaleSetJitRunnerSetting,
+    SystemInfo,
+    new_client,
+)
+from arc_controllers.api.v1alpha1.appconfig import AppConfig
+from arc_controllers.controllers.actions_options import ClientConfigError, ObjectReader, resolve_client_options
 from arc_controllers.resourcebuilder.runner import JitRunnerConfig
+from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey
 
 __all__ = [
     "ActionsClientFactory",
+    "ClientBuilder",
     "ClientConfigError",
     "RunnerActionsClient",
     "RunnerReference",
+    "ScaleSetActionsClient",
     "is_actions_not_found",
     "is_job_still_running",
     "is_runner_exists",
@@ -34,6 +56,8 @@ __all__ = [
 ]
 
 log = structlog.get_logger(__name__)
+
+SECRET = GroupVersionKind("", "v1", "Secret")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +73,7 @@ class RunnerActionsClient(Protocol):
     """**Protocol:** the runner calls of the Actions client. Ports: multiclient.Client (subset)"""
 
     async def generate_jit_runner_config(self, *, name: str, work_folder: str, scale_set_id: int) -> JitRunnerConfig:
-        """Python only: register a runner just in time. Raises a ``RunnerExistsError`` when the name is taken."""
+        """Python only: register a runner just in time. Raises `RunnerExistsError` when the name is taken."""
         ...
 
     async def get_runner_by_name(self, name: str, /) -> RunnerReference | None:
@@ -59,12 +83,62 @@ class RunnerActionsClient(Protocol):
     async def remove_runner(self, runner_id: int, /) -> None:
         """Python only: unregister.
 
-        Raises ``JobStillRunningError`` while it runs a job, ``RunnerNotFoundError`` when gone.
+        Raises `JobStillRunningError` while it runs a job, `RunnerNotFoundError` (or a plain
+        `ActionsNotFoundError`) when gone.
         """
         ...
 
 
-ActionsClientFactory = Callable[[Any], Awaitable[RunnerActionsClient]]
+class ScaleSetActionsClient(Protocol):
+    """**Protocol:** the scale set calls of the Actions client (`ActionsClient` has them).
+
+    Ports: multiclient.Client (the subset the AutoscalingRunnerSet reconciler calls)
+    """
+
+    @property
+    def system_info(self) -> SystemInfo:
+        """The client's system info (user agent). Ports: scaleset.Client.SystemInfo"""
+        ...
+
+    def set_system_info(self, info: SystemInfo, /) -> None:
+        """Replace the client's system info. Ports: scaleset.Client.SetSystemInfo"""
+        ...
+
+    async def get_runner_group_by_name(self, runner_group: str, /) -> RunnerGroup:
+        """The runner group; raises `ActionsError` when there is none or several.
+
+        Ports: multiclient.Client.GetRunnerGroupByName
+        """
+        ...
+
+    async def get_runner_scale_set(self, runner_group_id: int, name: str, /) -> RunnerScaleSet | None:
+        """The scale set of that name in the group, or None. Ports: multiclient.Client.GetRunnerScaleSet"""
+        ...
+
+    async def get_runner_scale_set_by_id(self, runner_scale_set_id: int, /) -> RunnerScaleSet:
+        """The scale set; raises `ActionsNotFoundError` when it is gone.
+
+        Ports: multiclient.Client.GetRunnerScaleSetByID
+        """
+        ...
+
+    async def create_runner_scale_set(self, scale_set: RunnerScaleSet, /) -> RunnerScaleSet:
+        """Register a scale set. Ports: multiclient.Client.CreateRunnerScaleSet"""
+        ...
+
+    async def update_runner_scale_set(self, runner_scale_set_id: int, scale_set: RunnerScaleSet, /) -> RunnerScaleSet:
+        """Change a scale set's name or runner group. Ports: multiclient.Client.UpdateRunnerScaleSet"""
+        ...
+
+    async def delete_runner_scale_set(self, runner_scale_set_id: int, /) -> None:
+        """Remove a scale set; raises `ActionsNotFoundError` when it is gone.
+
+        Ports: multiclient.Client.DeleteRunnerScaleSet
+        """
+        ...
+
+
+ActionsClientFactory = Callable[[Object], Awaitable[RunnerActionsClient]]
 """Returns the Actions client for an object carrying ``spec.githubConfigUrl``/``githubConfigSecret``
 (and optionally ``spec.proxy``/``githubServerTLS``).
 
@@ -72,29 +146,45 @@ Ports: SecretResolver.GetActionsService
 """
 
 
-def _named(err: BaseException, *names: str) -> bool:
-    """Python only: whether ``err``'s class or a base class has one of ``names``."""
-    return any(cls.__name__ in names for cls in type(err).__mro__)
+class ClientBuilder(Protocol):
+    """**Protocol:** builds an Actions client; `arc_controllers.actions.new_client` is one.
+
+    Python only: the seam through which tests hand `SecretActionsClientFactory` a fake.
+    """
+
+    def __call__(
+        self,
+        config_url: str,
+        credentials: Credentials,
+        /,
+        *,
+        system_info: SystemInfo,
+        proxy: ProxyConfig | None,
+        root_ca: str,
+    ) -> ActionsClient: ...
 
 
 def is_runner_not_found(err: BaseException) -> bool:
-    """Python only: a ``RunnerNotFoundError`` or a plain 404 ``ActionsNotFoundError``."""
-    return _named(err, "RunnerNotFoundError", "ActionsNotFoundError")
+    """Python only: a `RunnerNotFoundError` or a plain 404 `ActionsNotFoundError`.
+
+    Prefer ``except (RunnerNotFoundError, ActionsNotFoundError)`` in new code.
+    """
+    return isinstance(err, RunnerNotFoundError | ActionsNotFoundError)
 
 
 def is_actions_not_found(err: BaseException) -> bool:
-    """Python only: an HTTP 404 from the Actions service."""
-    return _named(err, "ActionsNotFoundError")
+    """Python only: an HTTP 404 from the Actions service (prefer ``except ActionsNotFoundError``)."""
+    return isinstance(err, ActionsNotFoundError)
 
 
 def is_job_still_running(err: BaseException) -> bool:
-    """Python only: the service refused to remove a runner that executes a job."""
-    return _named(err, "JobStillRunningError")
+    """Python only: the service refused to remove a runner that executes a job (a `JobStillRunningError`)."""
+    return isinstance(err, JobStillRunningError)
 
 
 def is_runner_exists(err: BaseException) -> bool:
-    """Python only: JIT registration for a name that is already registered."""
-    return _named(err, "RunnerExistsError")
+    """Python only: JIT registration for a name that is already registered (a `RunnerExistsError`)."""
+    return isinstance(err, RunnerExistsError)
 
 
 class ScaleSetRunnerClient:
@@ -103,14 +193,12 @@ class ScaleSetRunnerClient:
     Python only: maps the wire models onto the seam's plain values.
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: ActionsClient) -> None:
         """Python only: see the class docstring."""
         self._client = client
 
     async def generate_jit_runner_config(self, *, name: str, work_folder: str, scale_set_id: int) -> JitRunnerConfig:
         """Python only: see `RunnerActionsClient.generate_jit_runner_config`."""
-        from arc_controllers.actions import RunnerScaleSetJitRunnerSetting
-
         config = await self._client.generate_jit_runner_config(
             RunnerScaleSetJitRunnerSetting(name=name, work_folder=work_folder), scale_set_id
         )
@@ -119,9 +207,9 @@ class ScaleSetRunnerClient:
             raise ValueError(f"the Actions service returned a JIT config without a runner for {name}")
         return JitRunnerConfig(
             encoded_jit_config=config.encoded_jit_config,
-            runner_id=int(runner.id),
-            runner_name=str(runner.name),
-            runner_scale_set_id=int(runner.runner_scale_set_id or scale_set_id),
+            runner_id=runner.id,
+            runner_name=runner.name,
+            runner_scale_set_id=runner.runner_scale_set_id or scale_set_id,
         )
 
     async def get_runner_by_name(self, name: str, /) -> RunnerReference | None:
@@ -129,9 +217,7 @@ class ScaleSetRunnerClient:
         found = await self._client.get_runner_by_name(name)
         if found is None:
             return None
-        return RunnerReference(
-            id=int(found.id), name=str(found.name), runner_scale_set_id=int(found.runner_scale_set_id)
-        )
+        return RunnerReference(id=found.id, name=found.name, runner_scale_set_id=found.runner_scale_set_id)
 
     async def remove_runner(self, runner_id: int, /) -> None:
         """Python only: see `RunnerActionsClient.remove_runner`."""
@@ -144,7 +230,7 @@ class _CachedClient:
 
     confirmed_at: float
     fingerprint: str
-    client: Any
+    client: ActionsClient
     adapter: ScaleSetRunnerClient
 
 
@@ -207,11 +293,11 @@ class SecretActionsClientFactory:
 
     def __init__(
         self,
-        reader: Any,
+        reader: ObjectReader,
         *,
         ttl: float = 60.0,
         version: str = "dev",
-        build_client: Callable[..., Any] | None = None,
+        build_client: ClientBuilder = new_client,
     ) -> None:
         """Python only: see the class docstring."""
         self._reader = reader
@@ -220,13 +306,13 @@ class SecretActionsClientFactory:
         self._build_client = build_client
         self._clients: dict[_ClientKey, _CachedClient] = {}
         self._locks: dict[_ClientKey, asyncio.Lock] = {}
-        self._retired: list[Any] = []
+        self._retired: list[ActionsClient] = []
 
-    async def __call__(self, obj: Any) -> RunnerActionsClient:
+    async def __call__(self, obj: Object) -> RunnerActionsClient:
         """Python only: the runner-call client for ``obj`` (built at most once per key at a time)."""
         return (await self._entry(obj)).adapter
 
-    async def scale_set_client(self, obj: Any) -> Any:
+    async def scale_set_client(self, obj: Object) -> ActionsClient:
         """Python only: the full `arc_controllers.actions.ActionsClient` for ``obj`` (scale set calls).
 
         The same client the runner calls use, whose system info then carries the scale set id.
@@ -235,7 +321,7 @@ class SecretActionsClientFactory:
         """
         return (await self._entry(obj)).client
 
-    async def app_config(self, obj: Any) -> Any:
+    async def app_config(self, obj: Object) -> AppConfig:
         """Python only: the `AppConfig` held by ``obj``'s config secret (read uncached each call).
 
         Raises:
@@ -244,16 +330,13 @@ class SecretActionsClientFactory:
 
         Ports: SecretResolver.GetAppConfig (Kubernetes secrets only)
         """
-        from arc_controllers.api.v1alpha1.appconfig import AppConfig
-        from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
-
         key = self._key(obj)
-        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(key.namespace, key.secret_name))
+        secret = await self._reader.get(SECRET, ObjectKey(key.namespace, key.secret_name))
         data = {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
         return AppConfig.from_secret_data(data)
 
     @staticmethod
-    def _key(obj: Any) -> _ClientKey:
+    def _key(obj: Object) -> _ClientKey:
         """Python only: the cache key of ``obj``'s client.
 
         An EphemeralRunnerSet's settings sit under ``spec.ephemeralRunnerSpec``; a
@@ -273,7 +356,7 @@ class SecretActionsClientFactory:
             tls=_canonical(spec.get("githubServerTLS")),
         )
 
-    async def _entry(self, obj: Any) -> _CachedClient:
+    async def _entry(self, obj: Object) -> _CachedClient:
         """Python only: the cached client for ``obj``; one build per key however many callers ask at once."""
         key = self._key(obj)
         cached = self._fresh(key)
@@ -298,10 +381,7 @@ class SecretActionsClientFactory:
 
         Ports: SecretResolver.GetActionsService and multiclient.Scaleset.GetClientFor
         """
-        from arc_controllers.actions import GitHubAppAuth, PersonalAccessToken, SystemInfo, new_client
-        from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
-
-        secret = await self._reader.get(GroupVersionKind("", "v1", "Secret"), ObjectKey(key.namespace, key.secret_name))
+        secret = await self._reader.get(SECRET, ObjectKey(key.namespace, key.secret_name))
         raw = secret.get("data") or {}
         options = await resolve_client_options(
             self._reader,
@@ -318,7 +398,7 @@ class SecretActionsClientFactory:
             old.confirmed_at = now
             return old
         data = {k: base64.b64decode(v).decode() for k, v in raw.items()}
-        credentials: Any
+        credentials: Credentials
         if data.get("github_token"):
             credentials = PersonalAccessToken(data["github_token"])
         else:
@@ -327,8 +407,7 @@ class SecretActionsClientFactory:
                 installation_id=int(data["github_app_installation_id"]),
                 private_key=data["github_app_private_key"],
             )
-        build = self._build_client or new_client
-        client = build(
+        client = self._build_client(
             key.config_url,
             credentials,
             system_info=SystemInfo(version=self._version, subsystem="gha-scale-set-controller"),
@@ -367,6 +446,6 @@ class SecretActionsClientFactory:
             raise first
 
 
-def _canonical(value: Any) -> str:
+def _canonical(value: object) -> str:
     """Python only: ``value`` as sorted compact JSON; "" for ``None`` (a setting left out)."""
     return "" if value is None else json.dumps(value, sort_keys=True, separators=(",", ":"))

@@ -1,7 +1,8 @@
 """``arc-listener``: the listener process of one runner scale set.
 
 Reads the config file named by ``LISTENER_CONFIG_PATH``, opens the message
-session, and scales the EphemeralRunnerSet until stopped. Exit status is 1
+session (recovering as `SESSION_RECOVERY` says; ``LISTENER_SESSION_CONFLICT_RETRY_INTERVAL``
+sets the seconds between creates answered 409), and scales the EphemeralRunnerSet until stopped. Exit status is 1
 whenever the process ends, SIGTERM and SIGINT included (as upstream's); the
 session is deleted first.
 
@@ -15,30 +16,55 @@ import dataclasses
 import os
 import signal
 import sys
+from collections.abc import Mapping
 
 import structlog
 from prometheus_client import disable_created_metrics
 
 from arc_controllers.actions import (
+    ActionsClient,
     GitHubAppAuth,
     PersonalAccessToken,
+    SessionRecovery,
     SystemInfo,
     new_client,
 )
 from arc_controllers.actions.auth import Credentials
 from arc_controllers.listener._logging import configure_logging
-from arc_controllers.listener.app import ListenerApp, SessionClient
+from arc_controllers.listener.app import ListenerApp, SessionClient, SessionOpener
 from arc_controllers.listener.config import ConfigError, ListenerConfig, read_config
 from reconcilekit.client import new_client as new_kube_client
 from reconcilekit.config import load_rest_config
 
-__all__ = ["DEFAULT_BURST", "DEFAULT_QPS", "main", "rate_limits"]
+__all__ = [
+    "CONFLICT_INTERVAL_ENV",
+    "DEFAULT_BURST",
+    "DEFAULT_QPS",
+    "SESSION_RECOVERY",
+    "main",
+    "rate_limits",
+    "session_opener",
+    "session_recovery",
+]
 
 CONFIG_PATH_ENV = "LISTENER_CONFIG_PATH"
 DEFAULT_QPS = 50.0
 """Kubernetes requests per second the scaler may send (upstream's scaler default)."""
 DEFAULT_BURST = 100
 """Kubernetes requests the scaler may send at once above `DEFAULT_QPS`."""
+
+SESSION_RECOVERY = SessionRecovery()
+"""How the process keeps its session: a 409 on create retried every 30 s up to 10 times, a
+forgotten session (404 on refresh) or a 200 poll answer without a message replaced in place.
+
+Beyond: ARC #3209, #4356, #4285: upstream's listener exits and is recreated instead.
+"""
+
+CONFLICT_INTERVAL_ENV = "LISTENER_SESSION_CONFLICT_RETRY_INTERVAL"
+"""Seconds between session creates answered 409, replacing `SESSION_RECOVERY`'s 30 (arc-sim, tests).
+
+Beyond: ARC #3209: the retry is ours, so is its knob.
+"""
 
 BUILD_VERSION = "dev"
 """Reported in the User-Agent as ``version``."""
@@ -61,6 +87,11 @@ def main() -> int:
         print(f"Failed to read config: {err}", file=sys.stderr)
         return 1
     try:
+        recovery = session_recovery(os.environ)
+    except ValueError as err:
+        print(f"Failed to read config: {err}", file=sys.stderr)
+        return 1
+    try:
         configure_logging(config.log_level, config.log_format)
     except ValueError as err:
         print(f"Application returned an error: failed to create logger: {err}", file=sys.stderr)
@@ -68,10 +99,30 @@ def main() -> int:
     # Go's client exposes no *_created series; prometheus_client's switch is process-wide,
     # so only the entry point turns it off.
     disable_created_metrics()  # type: ignore[no-untyped-call]
-    return asyncio.run(_run(config))
+    return asyncio.run(_run(config, recovery))
 
 
-async def _run(config: ListenerConfig) -> int:
+def session_recovery(environ: Mapping[str, str]) -> SessionRecovery:
+    """`SESSION_RECOVERY`, with the conflict interval from `CONFLICT_INTERVAL_ENV` when it is set.
+
+    Raises:
+        ValueError: the value is not a finite number of seconds ≥ 0 (the message names the variable).
+
+    Python only: see `CONFLICT_INTERVAL_ENV`.
+    """
+    raw = environ.get(CONFLICT_INTERVAL_ENV)
+    if raw is None:
+        return SESSION_RECOVERY
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"{CONFLICT_INTERVAL_ENV} must be a number of seconds >= 0, got {raw!r}")
+    return dataclasses.replace(SESSION_RECOVERY, conflict_interval=seconds)
+
+
+async def _run(config: ListenerConfig, recovery: SessionRecovery = SESSION_RECOVERY) -> int:
     """Install the signal handlers, run the app, turn its end into an exit status.
 
     Ports: the signal.NotifyContext and error handling of main
@@ -82,7 +133,7 @@ async def _run(config: ListenerConfig) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, task.cancel)
     try:
-        await _run_app(config)
+        await _run_app(config, recovery)
     except asyncio.CancelledError:
         print("Application returned an error: context canceled", file=sys.stderr)
         return 1
@@ -133,7 +184,7 @@ def rate_limits(config: ListenerConfig) -> tuple[float, int]:
     return qps, burst
 
 
-async def _run_app(config: ListenerConfig) -> None:
+async def _run_app(config: ListenerConfig, recovery: SessionRecovery) -> None:
     """Build the Actions and Kubernetes clients and run the app. Ports: run"""
     try:
         actions = new_client(
@@ -153,15 +204,23 @@ async def _run_app(config: ListenerConfig) -> None:
     rest = dataclasses.replace(await load_rest_config(), qps=qps, burst=burst)
     kube = new_kube_client(rest, field_owner="ghalistener", register_prometheus=False)
 
-    async def open_session(scale_set_id: int, owner: str, /) -> SessionClient:
-        """Ports: the scalesetClient.MessageSessionClient call of run"""
-        return await actions.message_session_client(scale_set_id, owner)
-
     async with actions:
         try:
-            await ListenerApp(config, open_session=open_session, kube=kube).run()
+            await ListenerApp(config, open_session=session_opener(actions, recovery=recovery), kube=kube).run()
         finally:
             await kube.close()
+
+
+def session_opener(actions: ActionsClient, *, recovery: SessionRecovery = SESSION_RECOVERY) -> SessionOpener:
+    """The app's session opener: ``actions``' message session, recovering as ``recovery`` says.
+
+    Ports: the scalesetClient.MessageSessionClient call of run
+    """
+
+    async def open_session(scale_set_id: int, owner: str, /) -> SessionClient:
+        return await actions.message_session_client(scale_set_id, owner, recovery=recovery)
+
+    return open_session
 
 
 if __name__ == "__main__":

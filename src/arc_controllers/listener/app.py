@@ -96,7 +96,8 @@ class ListenerApp:
 
         Raises:
             AppError: the config URL is invalid or the session cannot be created
-                (a 409 conflict included: the pod then exits and is replaced).
+                (a 409 conflict included, once the opener's own retries are spent:
+                the pod then exits and is replaced).
             ListenerError: the loop failed (the session has been deleted).
             OSError: the metrics address cannot be bound.
             asyncio.CancelledError: SIGTERM or SIGINT (the session has been deleted).

@@ -13,7 +13,11 @@ the Actions client's `MessageSessionClient`; `Listener` runs the loop over it::
               handle_desired_runner_count(message statistics)
 
 Any error ends the loop; the caller then deletes the session and the process
-exits 1. An acked message whose handling failed is not redelivered.
+exits 1. An acked message whose handling failed is not redelivered. What the
+session client recovers from itself (a forgotten session, a broken poll answer:
+`arc_controllers.actions.SessionRecovery`) never reaches the loop, and
+``lastMessageId`` stays the loop's, so a replaced session delivers only later
+messages.
 
 Ports: github.com/actions/scaleset@v0.4.0 listener/listener.go
 """
@@ -212,7 +216,7 @@ class Listener:
             last_message_id = message.message_id
             with structlog.contextvars.bound_contextvars(
                 scale_set_id=self._scale_set_id,
-                session_id=str(session.session_id),
+                session_id=str(self._client.session.session_id),  # the session may have been replaced
                 message_id=message.message_id,
             ):
                 await run_to_completion(self._handle_message(scaler, message), name="listener-handle-message")

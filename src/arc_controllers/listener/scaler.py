@@ -41,6 +41,7 @@ __all__ = [
     "JobStartedInfo",
     "Scaler",
     "ScalerClient",
+    "ScalerError",
     "desired_count_patch",
     "job_started_status",
     "should_promote_to_running",
@@ -62,6 +63,16 @@ DEFAULT_CONFLICT_BACKOFF = Backoff(duration=0.01, factor=1.0, jitter=0.1, steps=
 
 _TERMINAL_PHASES = frozenset({"Failed", "Succeeded", "Outdated"})
 _ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
+
+
+class ScalerError(Exception):
+    """A Kubernetes write of the scaler was refused; the message names the object and the patch.
+
+    The API server's error (an `APIStatusError`, or whatever the client raised) is the
+    ``__cause__``.
+
+    Python only: Go wraps the error with ``fmt.Errorf("could not patch …: %w")``.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,7 +314,7 @@ class Scaler:
             The replica count sent (recorded as ``gha_desired_runners``).
 
         Raises:
-            APIStatusError: the patch failed (the listener then exits).
+            ScalerError: the patch failed (the API error is its ``__cause__``).
 
         Ports: Scaler.HandleDesiredRunnerCount
         """
@@ -314,7 +325,7 @@ class Scaler:
         try:
             await self._client.patch(target, merge_from(base))
         except Exception as err:
-            raise RuntimeError(
+            raise ScalerError(
                 f"could not patch ephemeral runner set {self._namespace}/{self._runner_set_name}, "
                 f"patch JSON: {_dumps(body)}: {err}"
             ) from err
@@ -335,14 +346,15 @@ class Scaler:
         """Record ``job`` on its EphemeralRunner; promote the runner to Running when allowed.
 
         The state is marked dirty first, whatever happens next. Then, up to
-        ``conflict_retry_steps`` times: read the runner, build the status patch
+        ``conflict_backoff.steps`` times: read the runner, build the status patch
         (the phase and the read resourceVersion only when `should_promote_to_running`),
         patch the status subresource. A 409 starts over from a fresh read; a 404
         on either call ends quietly.
 
         Raises:
             ConflictError: the runner changed under every attempt.
-            APIStatusError: any other refusal.
+            ScalerError: any other refusal of the status patch (the API error is its ``__cause__``).
+            APIStatusError: the runner could not be read (other than 404).
 
         Ports: Scaler.HandleJobStarted
         """
@@ -388,7 +400,7 @@ class Scaler:
             log.info("ephemeral runner changed while patching job info, retrying", runner_name=job.runner_name)
             raise
         except Exception as err:
-            raise RuntimeError(
+            raise ScalerError(
                 f"could not patch ephemeral runner {key} status, patch JSON: {_dumps(body)}: {err}"
             ) from err
         log.info("ephemeral runner status updated", runner_name=job.runner_name, phase=status.get("phase"))

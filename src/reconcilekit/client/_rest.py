@@ -166,6 +166,11 @@ class RestTransport:
             headers["Content-Type"] = content_type
         return headers
 
+    async def _refreshed_after_401(self, used: str | None) -> bool:
+        """Tell the credentials their header got 401; True if the next one differs (worth one more try)."""
+        self.config.invalidate_authorization(used)
+        return (await self.config.authorization()) != used
+
     @asynccontextmanager
     async def _open(
         self,
@@ -179,37 +184,56 @@ class RestTransport:
         content_type: str | None,
         limits: aiohttp.ClientTimeout,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """Send the request and yield the 2xx answer; other answers raise.
+
+        A 401 refreshes the credentials (a token file is re-read, an exec plugin runs again);
+        if that changed them, the request is sent once more with the new ones. Safe for
+        writes: the server authenticates before it looks at anything else, so a 401 means
+        nothing was applied.
+
+        Differs: client-go returns the 401 and uses the refreshed credential from the next
+        request on; here the request that met the rotation succeeds too.
+        """
         session = self._get_session()
         await self._throttle(resource)
-        headers = await self._headers(content_type)
         url = self.config.host + path
         kwargs: dict[str, Any] = {}
         if self.config.tls_server_name:
             kwargs["server_hostname"] = self.config.tls_server_name
         if self.config.proxy:
             kwargs["proxy"] = self.config.proxy
-        try:
-            async with session.request(
-                method, url, params=list(query), data=body, headers=headers, timeout=limits, **kwargs
-            ) as resp:
-                self._count(method, verb, resource, resp.status)
-                if resp.status >= 300:
-                    raw = await resp.read()
-                    wait = _retry_after(resp.headers)
-                    error = from_status(resp.status, raw, retry_after=wait)
-                    if wait is not None and (resp.status == 429 or resp.status >= 500):
-                        raise _ServerAskedToWait(wait, error)
-                    raise error
-                for warning in resp.headers.getall("Warning", []):
-                    if warning not in self._warned:  # each distinct warning once, as CR's deduplicating handler
-                        self._warned.add(warning)
-                        log.warning("api server warning", warning=warning, verb=verb, resource=resource)
-                yield resp
-        except (aiohttp.ClientError, TimeoutError) as err:
-            if not isinstance(err, aiohttp.ClientResponseError):
-                self._count(method, verb, resource, "<error>")
-            kind = "timed out" if isinstance(err, TimeoutError) else "failed"
-            raise TransportError(f"{method} {path} {kind}: {err!r}") from err
+        for attempt in (1, 2):
+            headers = await self._headers(content_type)
+            try:
+                async with session.request(
+                    method, url, params=list(query), data=body, headers=headers, timeout=limits, **kwargs
+                ) as resp:
+                    self._count(method, verb, resource, resp.status)
+                    if resp.status >= 300:
+                        raw = await resp.read()
+                        if (
+                            resp.status == 401
+                            and attempt == 1
+                            and await self._refreshed_after_401(headers.get("Authorization"))
+                        ):
+                            log.info("credentials refreshed after 401; sending again", verb=verb, resource=resource)
+                            continue
+                        wait = _retry_after(resp.headers)
+                        error = from_status(resp.status, raw, retry_after=wait)
+                        if wait is not None and (resp.status == 429 or resp.status >= 500):
+                            raise _ServerAskedToWait(wait, error)
+                        raise error
+                    for warning in resp.headers.getall("Warning", []):
+                        if warning not in self._warned:  # each distinct warning once, as CR's deduplicating handler
+                            self._warned.add(warning)
+                            log.warning("api server warning", warning=warning, verb=verb, resource=resource)
+                    yield resp
+                    return
+            except (aiohttp.ClientError, TimeoutError) as err:
+                if not isinstance(err, aiohttp.ClientResponseError):
+                    self._count(method, verb, resource, "<error>")
+                kind = "timed out" if isinstance(err, TimeoutError) else "failed"
+                raise TransportError(f"{method} {path} {kind}: {err!r}") from err
 
     async def request(
         self,
@@ -236,11 +260,13 @@ class RestTransport:
             seconds: time for the whole request; ``None`` means the client's timeout.
 
         A 429 or 5xx answer with a ``Retry-After`` header is retried after that many seconds, up to
-        `MAX_RETRIES` times, as client-go does; each attempt is counted.
+        `MAX_RETRIES` times, as client-go does; each attempt is counted. A 401 is sent once more
+        when refreshing the credentials changed them.
 
         Raises:
             APIStatusError: the server answered with a status of 300 or more.
             TransportError: no answer (connection failed, or the timeout passed).
+            reconcilekit.credentials.CredentialError: the exec credential plugin failed.
         """
         limits = aiohttp.ClientTimeout(total=seconds if seconds is not None else self.timeout)
         for attempt in range(MAX_RETRIES + 1):
@@ -299,4 +325,3 @@ class RestTransport:
                     raise TransportError(f"watch {path} broke: {err!r}") from err
         except _ServerAskedToWait as wait:  # the caller's backoff decides when to watch again
             raise wait.error from None
-

@@ -43,6 +43,7 @@ from collections.abc import Iterator, Mapping
 
 import structlog
 
+from reconcilekit._internal.fence import fence_holds
 from reconcilekit.controller import _metrics as metrics
 from reconcilekit.controller.options import Options
 from reconcilekit.errors import TerminalError, is_conflict
@@ -255,7 +256,10 @@ class Controller:
                 raise TimeoutError(message) from (cause or err)
 
     async def _work(self, queue: RateLimitingInterface[Request]) -> None:
-        """Take requests until the queue shuts down. Ports: Controller.processNextWorkItem, in a loop"""
+        """Take requests until the queue shuts down, or until the leader fence fails.
+
+        Ports: Controller.processNextWorkItem, in a loop (Python only: the leader fence check)
+        """
         active = self._metrics.active_workers
         get_with_priority = getattr(queue, "get_with_priority", None)
         while True:
@@ -269,6 +273,10 @@ class Controller:
                 if item is None:
                     return
                 request, priority = item, 0
+            if not fence_holds():  # leadership is ending: hand out nothing more
+                queue.done(request)
+                _log.info("leader fence failed: worker stops taking requests", controller=self._name)
+                return
             active.inc()
             try:
                 await self._reconcile_handler(queue, request, priority)
@@ -276,9 +284,7 @@ class Controller:
                 active.dec()
                 queue.done(request)
 
-    async def _reconcile_handler(
-        self, queue: RateLimitingInterface[Request], request: Request, priority: int
-    ) -> None:
+    async def _reconcile_handler(self, queue: RateLimitingInterface[Request], request: Request, priority: int) -> None:
         """Reconcile one request and act on the outcome as the module's table says.
 
         Differs: a conflict is logged at info level without traceback (module docstring).

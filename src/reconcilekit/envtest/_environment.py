@@ -4,7 +4,8 @@ Start: a private temporary folder → the `ControlPlane` (PKI, etcd,
 kube-apiserver, the ``default`` Namespace) → the admin kubeconfig → CRDs
 installed and served. Stop: CRDs (only with ``cleanup_crds``) → the control
 plane (kube-apiserver first, then etcd) → the folder. ``atexit`` and the
-children's parent-death signal cover a process that never reaches `stop`.
+children's parent-death signal cover a process that never reaches `stop`; the next start
+removes the folder of a process that was killed (see `_tempdir`).
 
 Ports: sigs.k8s.io/controller-runtime/pkg/envtest/server.go (Environment)
 """
@@ -17,7 +18,6 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -41,6 +41,7 @@ from reconcilekit.envtest._kubeconfig import (
 from reconcilekit.envtest._options import DEFAULT_START_TIMEOUT, DEFAULT_STOP_TIMEOUT, EnvironmentOptions, User
 from reconcilekit.envtest._ports import suggest_port
 from reconcilekit.envtest._settings import timeout_from_env, use_existing_cluster_from_env
+from reconcilekit.envtest._tempdir import make_owned_root
 from reconcilekit.errors import AlreadyExistsError, NotFoundError
 
 __all__ = ["Environment"]
@@ -313,7 +314,7 @@ class Environment:
 
     @staticmethod
     def _make_root() -> Path:
-        root = Path(tempfile.mkdtemp(prefix="envtest-"))
+        root = make_owned_root()  # also sweeps the folders of killed processes
         (root / "users").mkdir()
         return root
 

@@ -121,6 +121,8 @@ class LeaderElector:
         self._observed_raw = b""
         self._observed_time = 0.0
         self._reported_leader = ""
+        self._renewed_at: float | None = None
+        self._leading = False
         self._gauge = LEADER_GAUGE.labels(name=config.name or config.lock.name)
         self._call_timeout = max(config.renew_deadline / 2, 1.0)
 
@@ -131,6 +133,20 @@ class LeaderElector:
     def is_leader(self) -> bool:
         """True while the last record seen names this candidate. Ports: LeaderElector.IsLeader"""
         return self._observed.holder_identity == self._lock.identity
+
+    def holds_lease(self) -> bool:
+        """True while this candidate leads and its last successful renewal began less than renew_deadline ago.
+
+        Leader-only work checks this (the manager's fence) before it acts: once false it stays
+        false until this elector acquires the lease again, which a stopped `run` never does.
+
+        Python only: client-go's IsLeader trusts the last record seen, however old.
+        """
+        return self._leading and self._renewed_at is not None and self.renewal_age() < self._config.renew_deadline
+
+    def renewal_age(self) -> float:
+        """Seconds since the last successful acquire or renew began (infinite before the first)."""
+        return float("inf") if self._renewed_at is None else self._clock() - self._renewed_at
 
     def get_leader(self) -> str:
         """The identity in the last record seen. Ports: LeaderElector.GetLeader"""
@@ -146,12 +162,13 @@ class LeaderElector:
         leading = False
         try:
             await self._acquire()
-            leading = True
+            leading = self._leading = True
             self._gauge.set(1)
             log.info("successfully acquired lease", lease=self._lock.describe(), identity=self.identity)
             self._on_started()
             await self._renew()
         finally:
+            self._leading = False
             self._gauge.set(0)
             if leading:
                 if self._config.release_on_cancel and self.is_leader():
@@ -167,26 +184,38 @@ class LeaderElector:
             await asyncio.sleep(self._config.retry_period * (1 + random.random() * JITTER_FACTOR))
 
     async def _renew(self) -> None:
-        """Every retry_period: retry until renewed, giving up after renew_deadline. Ports: LeaderElector.renew"""
+        """Every retry_period: retry until renewed; give up once renew_deadline has passed since
+        the last success, or at once when another holder's lease is valid.
+
+        The deadline is judged on the monotonic clock from the last successful renewal, so a
+        loop that resumes after a pause (SIGSTOP, a blocking call) notices before it tries again.
+
+        Ports: LeaderElector.renew (Differs: client-go times renew_deadline from the start of
+        each retry round and keeps retrying after it reads another holder)
+        """
         cfg = self._config
         while True:
-            renewed = False
-            try:
-                async with asyncio.timeout(cfg.renew_deadline):
-                    while True:
+            while True:
+                remaining = cfg.renew_deadline - self.renewal_age()
+                if remaining <= 0:
+                    log.info("failed to renew lease before the renew deadline", lease=self._lock.describe())
+                    return
+                try:
+                    async with asyncio.timeout(remaining):
                         renewed = await self._try_acquire_or_renew()
-                        if renewed:
-                            break
-                        await asyncio.sleep(cfg.retry_period)
-            except TimeoutError:
-                renewed = False
-            if not renewed:
-                log.info("failed to renew lease", lease=self._lock.describe())
-                return
+                except TimeoutError:
+                    renewed = False
+                if renewed:
+                    break
+                if not self.is_leader():
+                    log.info("lease taken by another holder", lease=self._lock.describe(), holder=self.get_leader())
+                    return
+                await asyncio.sleep(cfg.retry_period)
             await asyncio.sleep(cfg.retry_period)
 
     async def _try_acquire_or_renew(self) -> bool:
-        """One attempt. Ports: LeaderElector.tryAcquireOrRenew"""
+        """One attempt; a success makes its start the last renewal. Ports: LeaderElector.tryAcquireOrRenew"""
+        began = self._clock()
         now = datetime.now(UTC)
         record = LeaderElectionRecord(
             holder_identity=self.identity,
@@ -203,6 +232,7 @@ class LeaderElector:
                 async with asyncio.timeout(self._call_timeout):
                     await self._lock.update(record)
                 self._set_observed(record)
+                self._renewed_at = began
                 return True
             except Exception as err:  # fall through to the slow path
                 log.debug("lease renewal over the cached lease failed", error=repr(err))
@@ -221,6 +251,7 @@ class LeaderElector:
                 log.warning("error initially creating lease", error=repr(create_err))
                 return False
             self._set_observed(record)
+            self._renewed_at = began
             return True
         if raw != self._observed_raw:
             self._observed, self._observed_raw, self._observed_time = old, raw, self._clock()
@@ -238,6 +269,7 @@ class LeaderElector:
             log.debug("failed to update lease", error=repr(err))
             return False
         self._set_observed(record)
+        self._renewed_at = began
         return True
 
     async def _release(self) -> None:

@@ -3,9 +3,18 @@
 Start: HTTP servers (metrics, probes) → caches, then wait for them to sync (at most
 ``cache_sync_timeout``) → runnables that need no leader → leader election → leader-elected
 runnables (controllers) once elected (at once when leader election is off).
-Stop (cancellation, a runnable's error, or lost leadership): others → leader-elected →
-caches → HTTP servers, all within ``graceful_shutdown_timeout``; then leader election is
-cancelled (releasing the Lease if configured).
+Stop (cancellation, a runnable's error, or lost leadership): a candidate that does not lead
+yet stops campaigning first, so a Lease that frees up during a slow shutdown is never taken;
+then others → leader-elected → caches → HTTP servers, all within
+``graceful_shutdown_timeout``; then a leader's election is cancelled (releasing the Lease if
+configured). A group that stopped never starts again, and winning the Lease while stopping
+starts nothing and hands the Lease straight back (with release on cancel).
+
+Leader-elected runnables run under a fence (`reconcilekit.leaderelection.holds_leadership`):
+it holds while the last successful renewal began less than renew_deadline ago, and a
+controller hands out no work item once it fails. While leading, a watchdog thread ends the
+process (``os._exit``) if the event loop is blocked longer than lease_duration −
+renew_deadline (`reconcilekit.leaderelection.watchdog`).
 
 Ports: sigs.k8s.io/controller-runtime/pkg/manager (internal.go controllerManager,
 manager.go New) and pkg/cluster (cluster.go)
@@ -28,6 +37,7 @@ from reconcilekit.client.interfaces import Client, Reader, WithWatch
 from reconcilekit.errors import ReconcileKitError
 from reconcilekit.healthz import add_health_routes
 from reconcilekit.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock, default_identity
+from reconcilekit.leaderelection.watchdog import LoopWatchdog
 from reconcilekit.manager._runnables import Group, RunnableGroup, classify
 from reconcilekit.manager.interfaces import HealthCheck, Runnable
 from reconcilekit.manager.options import Options
@@ -117,6 +127,7 @@ class ControllerManager:
         self._servers: list[_HTTPServer] = []
         self._elector: LeaderElector | None = None
         self._elector_task: asyncio.Task[None] | None = None
+        self._watchdog: LoopWatchdog | None = None
         self._owns_client = owns_client
         self.identity = default_identity()
         """This replica's leader election identity."""
@@ -273,6 +284,9 @@ class ControllerManager:
             on_started_leading=self._become_leader,
             on_stopped_leading=self._leadership_ended,
         )
+        self._groups[Group.LEADER_ELECTION].fence = self._elector.holds_lease
+        if opts.exit_on_blocked_leader:
+            self._watchdog = LoopWatchdog(limit=opts.lease_duration - opts.renew_deadline, name=lock.describe())
         self._elector_task = asyncio.create_task(self._elector.run(), name="leader-election")
         self._elector_task.add_done_callback(self._elector_done)
 
@@ -281,10 +295,19 @@ class ControllerManager:
             self._on_error(err)
 
     def _become_leader(self) -> None:
+        if self._stop.is_set():  # won while stopping: start nothing, hand the Lease back
+            log.info("acquired the lease while stopping; starting nothing")
+            if self._elector_task is not None:
+                self._elector_task.cancel()
+            return
+        if self._watchdog is not None:
+            self._watchdog.start()
         self._groups[Group.LEADER_ELECTION].start()
         self._elected.set()
 
     def _leadership_ended(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.stop()
         if not self._stop.is_set():  # lost, not stopped by us
             log.error("leader election lost")
             self._lost_leadership = True
@@ -293,6 +316,8 @@ class ControllerManager:
     async def _shutdown(self) -> None:
         """Stop in reverse order within the grace period. Ports: controllerManager.engageStopProcedure"""
         self._stop.set()
+        if self._elector_task is not None and not self._elected.is_set():
+            await self._stop_elector()  # not leading: stop campaigning before anything slow
         timeout = 0.0 if self._lost_leadership else self._options.graceful_shutdown_timeout
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
@@ -302,10 +327,7 @@ class ControllerManager:
             if timeout == 0.0:
                 remaining = 0.0
             all_done = await self._groups[group].stop(within=remaining) and all_done
-        if self._elector_task is not None:
-            self._elector_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.wait_for(asyncio.shield(self._elector_task), self._options.renew_deadline + 1)
+        await self._stop_elector()
         close = getattr(self._client, "close", None)
         if self._owns_client and callable(close):
             with contextlib.suppress(Exception):
@@ -315,6 +337,16 @@ class ControllerManager:
                 TimeoutError(f"failed waiting for all runnables to end within grace period of {timeout} s")
             )
 
+    async def _stop_elector(self) -> None:
+        """Cancel the election and wait for it (a leader releases the Lease if configured)."""
+        if self._watchdog is not None:
+            self._watchdog.stop()
+        if self._elector_task is None:
+            return
+        self._elector_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(asyncio.shield(self._elector_task), self._options.renew_deadline + 1)
+
 
 def _in_cluster_namespace() -> str:
     """Ports: leaderelection.getInClusterNamespace"""
@@ -322,8 +354,7 @@ def _in_cluster_namespace() -> str:
         return IN_CLUSTER_NAMESPACE_FILE.read_text().strip()
     except OSError as err:
         raise ValueError(
-            "unable to find leader election namespace: not running in-cluster, please specify "
-            "leader_election_namespace"
+            "unable to find leader election namespace: not running in-cluster, please specify leader_election_namespace"
         ) from err
 
 
@@ -351,5 +382,3 @@ def new_manager(
     if factory is None:
         factory = importlib.import_module("reconcilekit.client").new_client
     return ControllerManager(factory(config), opts, owns_client=True)
-
-

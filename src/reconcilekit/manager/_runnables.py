@@ -6,10 +6,12 @@ Ports: sigs.k8s.io/controller-runtime/pkg/manager/runnable_group.go
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from reconcilekit._internal.fence import LEADER_FENCE
 from reconcilekit.manager.interfaces import LeaderElectionRunnable, Runnable
 
 __all__ = ["Group", "RunnableGroup", "classify"]
@@ -40,6 +42,10 @@ def classify(runnable: Runnable) -> Group:
 class RunnableGroup:
     """The runnables of one group and, once started, their tasks.
 
+    A group runs once: after `stop` it refuses to start again. With a ``fence``, every task
+    of the group (and every task those create) runs with it as the leader fence, which
+    `reconcilekit.leaderelection.holds_leadership` asks.
+
     Ports: runnableGroup
     """
 
@@ -48,6 +54,8 @@ class RunnableGroup:
     runnables: list[Runnable] = field(default_factory=list)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     started: bool = False
+    stopped: bool = False
+    fence: Callable[[], bool] | None = None
 
     def add(self, runnable: Runnable) -> None:
         """Queue ``runnable``; it starts now if the group runs already."""
@@ -56,7 +64,15 @@ class RunnableGroup:
             self._spawn(runnable)
 
     def start(self) -> None:
-        """Start every queued runnable. Ports: runnableGroup.Start"""
+        """Start every queued runnable.
+
+        Raises:
+            RuntimeError: the group was stopped (a stopping manager starts nothing).
+
+        Ports: runnableGroup.Start
+        """
+        if self.stopped:
+            raise RuntimeError(f"the {self.group.value} runnable group was stopped and cannot start again")
         if self.started:
             return
         self.started = True
@@ -66,6 +82,7 @@ class RunnableGroup:
     async def stop(self, *, within: float | None) -> bool:
         """Cancel every task and wait up to ``within`` s; True if all ended. Ports: runnableGroup.StopAndWait"""
         self.started = False
+        self.stopped = True
         for task in self.tasks:
             task.cancel()
         if not self.tasks:
@@ -78,7 +95,10 @@ class RunnableGroup:
 
     def _spawn(self, runnable: Runnable) -> None:
         name = f"{self.group.value}-{type(runnable).__name__}-{len(self.tasks)}"
-        self.tasks.append(asyncio.create_task(self._run(runnable), name=name))
+        context = contextvars.copy_context()
+        if self.fence is not None:
+            context.run(LEADER_FENCE.set, self.fence)
+        self.tasks.append(asyncio.create_task(self._run(runnable), name=name, context=context))
 
     async def _run(self, runnable: Runnable) -> None:
         try:

@@ -43,6 +43,12 @@ class Options:
             (``LeaderElectionReleaseOnCancel`` defaults to false); only safe if the process
             exits right after the manager stops.
         lease_duration, renew_deadline, retry_period: 15 / 10 / 2 s.
+        exit_on_blocked_leader: while leading, end the process with ``os._exit(70)`` when the
+            event loop is blocked longer than lease_duration − renew_deadline (5 s by default),
+            before it can resume and write as a leader another replica may have replaced (see
+            `reconcilekit.leaderelection.watchdog`). On by default; Python only. Tests that run a
+            manager with short leases inside the test runner's process turn it off: a loaded
+            machine can stall that loop past a 1 s limit, and the exit would end the runner.
         graceful_shutdown_timeout: seconds for all runnables to stop (30); ``0`` does not wait,
             ``None`` waits for ever.
         cache_sync_timeout: seconds for caches to sync at start (120).
@@ -67,6 +73,7 @@ class Options:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
+    exit_on_blocked_leader: bool = True
     graceful_shutdown_timeout: float | None = DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT
     cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT
     new_client: Callable[[Any], WithWatch] | None = None

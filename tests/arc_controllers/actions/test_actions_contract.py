@@ -153,10 +153,13 @@ async def wire() -> Recording:
                     fake.take_job(fake.register_runner(jit.encoded_jit_config).id)
                 if step == 2:
                     fake.complete_job(job.request_id)
+            assert jit.runner is not None
+            await client.remove_runner(jit.runner.id)  # gone with its job: Go ARC's second delete
+            await client.remove_runner(999)  # never known
+            with pytest.raises(RunnerNotFoundError):
+                await client.get_runner(999)
             await session.close()
             await client.delete_runner_scale_set(created.id)
-            with pytest.raises(RunnerNotFoundError):
-                await client.remove_runner(999)
     return recording
 
 
@@ -233,11 +236,21 @@ def test_message_bodies_have_the_spec_shape(wire: Recording) -> None:
 
 
 def test_error_bodies_are_actions_exceptions(wire: Recording) -> None:
-    """Errors are {typeName, message} with an ActivityId header."""
-    [response] = [res for req, res in wire.exchanges if req.method == "DELETE" and "/agents/999" in req.url]
+    """Errors are {typeName, message} with an ActivityId header: GET of an unknown runner is 404."""
+    [response] = [res for req, res in wire.exchanges if req.method == "GET" and "/agents/999" in req.url]
     assert response.status == 404
     assert set(json.loads(response.body)) == {"typeName", "message"}
+    assert json.loads(response.body)["typeName"] == "GitHub.DistributedTask.WebApi.AgentNotFoundException"
     assert response.header("ActivityId")
+
+
+def test_deleting_an_unknown_or_removed_runner_answers_204_with_an_empty_body(wire: Recording) -> None:
+    """As the service does (Go ARC deletes every scaled-down runner twice); the client returns quietly."""
+    deletes = [
+        (req.url.split("?")[0], res) for req, res in wire.exchanges if req.method == "DELETE" and "/agents/" in req.url
+    ]
+    assert [url.rsplit("/", 1)[-1] for url, _ in deletes] == ["1", "999"]
+    assert [(res.status, res.body) for _, res in deletes] == [(204, b""), (204, b"")]
 
 
 def test_the_spec_example_message_decodes() -> None:

@@ -89,3 +89,51 @@ def test_saved_schemas() -> None:
     assert embedded_schema("LocalObjectReference[]")["items"] == embedded_schema("LocalObjectReference")
     assert "$ref" not in str(saved)
     assert "x-kubernetes-patch-strategy" not in str(saved)
+
+
+_CORE = "io.k8s.api.core.v1."
+_LOCAL_REF = {"allOf": [{"$ref": _REF + _CORE + "LocalObjectReference"}]}
+CONTROLLER_GEN_RULES: dict[str, Any] = {
+    _CORE + "LocalObjectReference": SCHEMAS[_CORE + "LocalObjectReference"],
+    _CORE + "Root": {
+        "type": "object",
+        "properties": {
+            "azureDisk": {"$ref": _REF + _CORE + "AzureDiskVolumeSource"},
+            "configMapRef": {"$ref": _REF + _CORE + "ConfigMapEnvSource"},
+            "ref": _LOCAL_REF,
+            "term": {"$ref": _REF + _CORE + "Term"},
+        },
+    },
+    # +default=ref(...) markers, evaluated by openapi-gen; +default="ext4" a literal one
+    _CORE + "AzureDiskVolumeSource": {
+        "type": "object",
+        "required": ["diskName", "diskURI"],
+        "properties": {
+            "cachingMode": {"type": "string", "default": "ReadWrite"},
+            "kind": {"type": "string", "default": "Shared"},
+            "fsType": {"type": "string", "default": "ext4"},
+            "diskName": {"type": "string", "default": ""},
+            "diskURI": {"type": "string", "default": ""},
+        },
+    },
+    # embeds LocalObjectReference inline: openapi-gen lists its fields but not its +structType
+    _CORE + "ConfigMapEnvSource": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "default": ""}, "optional": {"type": "boolean"}},
+    },
+    _CORE + "Term": {"type": "object", "required": ["weight", "podAffinityTerm"], "properties": {}},
+}
+
+
+def test_follows_controller_gen_where_the_generators_read_go_markers_differently() -> None:
+    (root,) = inline_schemas(CONTROLLER_GEN_RULES, {"Root": _CORE + "Root"}).values()
+    props = root["properties"]
+    disk = props["azureDisk"]["properties"]
+    assert "default" not in disk["cachingMode"]  # controller-gen skips +default=ref(...)
+    assert "default" not in disk["kind"]
+    assert disk["fsType"] == {"type": "string", "default": "ext4"}
+    assert props["azureDisk"]["required"] == ["diskName", "diskURI"]
+    assert props["configMapRef"]["x-kubernetes-map-type"] == "atomic"  # carried from the inline embedding
+    assert props["configMapRef"]["properties"]["name"] == {"type": "string", "default": ""}
+    assert props["ref"]["x-kubernetes-map-type"] == "atomic"
+    assert props["term"]["required"] == ["podAffinityTerm", "weight"]  # controller-gen sorts, openapi-gen does not

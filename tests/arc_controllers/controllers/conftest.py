@@ -12,24 +12,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakeapi import FakeCluster
 
+from arc_controllers.actions.errors import JobStillRunningError, RunnerExistsError, RunnerNotFoundError
 from arc_controllers.controllers.actions_seam import RunnerReference
 from arc_controllers.resourcebuilder.runner import JitRunnerConfig
 
-
-class RunnerNotFoundError(Exception):
-    """Named like the Actions client's error."""
-
-
-class JobStillRunningError(Exception):
-    """Named like the Actions client's error."""
-
-
-class RunnerExistsError(Exception):
-    """Named like the Actions client's error."""
+__all__ = ["FakeActions", "JobStillRunningError", "RunnerExistsError", "RunnerNotFoundError"]
 
 
 class FakeActions:
-    """An in-memory Actions service: registrations by id, with fault injection."""
+    """An in-memory Actions service: registrations by id, with fault injection; raises the client's errors."""
 
     def __init__(self) -> None:
         self.runners: dict[int, RunnerReference] = {}

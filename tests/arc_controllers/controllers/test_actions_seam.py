@@ -1,4 +1,4 @@
-"""SecretActionsClientFactory: one build per key under concurrency, every built client closed."""
+"""SecretActionsClientFactory: one build per key under concurrency, every built client closed; error kinds by class."""
 
 from __future__ import annotations
 
@@ -6,7 +6,22 @@ import asyncio
 import base64
 from typing import Any
 
-from arc_controllers.controllers.actions_seam import SecretActionsClientFactory
+import pytest
+
+from arc_controllers.actions.errors import (
+    ActionsError,
+    ActionsNotFoundError,
+    JobStillRunningError,
+    RunnerExistsError,
+    RunnerNotFoundError,
+)
+from arc_controllers.controllers.actions_seam import (
+    SecretActionsClientFactory,
+    is_actions_not_found,
+    is_job_still_running,
+    is_runner_exists,
+    is_runner_not_found,
+)
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 
 
@@ -92,3 +107,27 @@ async def test_expiry_keeps_the_client_if_the_secret_is_unchanged_and_retires_it
     assert not builder.built[0].closed  # other tasks may still be mid-request on it
     await factory.aclose()
     assert [c.closed for c in builder.built] == [True, True]
+
+
+class RunnerNotFoundLookalike(Exception):
+    """Shares the Actions client's class name, not its class."""
+
+
+RunnerNotFoundLookalike.__name__ = "RunnerNotFoundError"
+
+
+@pytest.mark.parametrize(
+    ("err", "expected"),
+    [
+        (RunnerNotFoundError("gone"), (True, False, False, False)),
+        (ActionsNotFoundError("404"), (True, True, False, False)),
+        (JobStillRunningError("busy"), (False, False, True, False)),
+        (RunnerExistsError("taken"), (False, False, False, True)),
+        (ActionsError("500"), (False, False, False, False)),
+        (RunnerNotFoundLookalike("gone"), (False, False, False, False)),
+    ],
+)
+def test_error_kinds_are_recognised_by_class_not_by_name(err: BaseException, expected: tuple[bool, ...]) -> None:
+    """Each predicate matches the Actions client's error classes; a class that only shares a name does not."""
+    kinds = (is_runner_not_found(err), is_actions_not_found(err), is_job_still_running(err), is_runner_exists(err))
+    assert kinds == expected

@@ -1,4 +1,4 @@
-"""The arc-listener entry point: exit status and one-line errors; the scaler's client rate limits."""
+"""The arc-listener entry point: exit status and one-line errors; the scaler's client rate limits; session recovery."""
 
 from __future__ import annotations
 
@@ -9,8 +9,28 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from arc_controllers.listener.__main__ import DEFAULT_BURST, DEFAULT_QPS, main, rate_limits
+from arc_controllers.actions import SessionRecovery
+from arc_controllers.listener.__main__ import (
+    CONFLICT_INTERVAL_ENV,
+    DEFAULT_BURST,
+    DEFAULT_QPS,
+    SESSION_RECOVERY,
+    main,
+    rate_limits,
+    session_opener,
+    session_recovery,
+)
 from arc_controllers.listener.config import ListenerConfig
+
+VALID_CONFIG: dict[str, Any] = {
+    "configure_url": "https://github.com/my-org",
+    "github_token": "ghp_secret",
+    "ephemeral_runner_set_namespace": "ns",
+    "ephemeral_runner_set_name": "set",
+    "runner_scale_set_id": 1,
+    "max_runners": 1,
+}
+"""A config file the listener accepts."""
 
 
 def test_missing_config_path_variable_exits_1(
@@ -41,17 +61,7 @@ def test_bad_config_is_one_line_and_exit_1(
     line: str,
 ) -> None:
     """A bad config file or logger setting is one stderr line and exit status 1."""
-    config = {
-        "configure_url": "https://github.com/my-org",
-        "github_token": "ghp_secret",
-        "ephemeral_runner_set_namespace": "ns",
-        "ephemeral_runner_set_name": "set",
-        "runner_scale_set_id": 1,
-        "max_runners": 1,
-        "log_level": "info",
-        "log_format": "json",
-        **changes,
-    }
+    config = {**VALID_CONFIG, "log_level": "info", "log_format": "json", **changes}
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
     monkeypatch.setenv("LISTENER_CONFIG_PATH", str(path))
@@ -80,3 +90,47 @@ def test_effective_rate_limiter_config(
     with capture_logs() as logs:
         assert rate_limits(ListenerConfig(scaler=scaler)) == want
     assert [entry["log_level"] for entry in logs] == ([level] if level else [])
+
+
+class SessionFactory:
+    """Records how the opener asks the Actions client for a session."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, str, SessionRecovery | None]] = []
+
+    async def message_session_client(
+        self, scale_set_id: int, owner: str, *, recovery: SessionRecovery | None = None
+    ) -> str:
+        self.calls.append((scale_set_id, owner, recovery))
+        return "session"
+
+
+async def test_the_process_opens_its_session_with_recovery_arc_3209() -> None:
+    """The process's session retries a 409 every 30 s up to 10 times and replaces a forgotten or broken session."""
+    factory = SessionFactory()
+    assert await session_opener(factory)(7, "pod-1") == "session"  # type: ignore[arg-type]
+    assert factory.calls == [(7, "pod-1", SESSION_RECOVERY)]
+    assert (SESSION_RECOVERY.conflict_interval, SESSION_RECOVERY.conflict_retries) == (30.0, 10)
+
+
+def test_the_conflict_interval_can_be_set_in_the_environment_arc_3209() -> None:
+    """LISTENER_SESSION_CONFLICT_RETRY_INTERVAL replaces the 30 s; everything else stays the process's."""
+    assert session_recovery({}) is SESSION_RECOVERY
+    recovery = session_recovery({CONFLICT_INTERVAL_ENV: "1.5"})
+    assert recovery.conflict_interval == 1.5
+    assert recovery.conflict_retries == SESSION_RECOVERY.conflict_retries
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_a_bad_conflict_interval_exits_1_with_one_line(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A conflict interval that is not a number of seconds >= 0 is refused before anything starts."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(VALID_CONFIG))
+    monkeypatch.setenv("LISTENER_CONFIG_PATH", str(path))
+    monkeypatch.setenv(CONFLICT_INTERVAL_ENV, value)
+    assert main() == 1
+    assert capsys.readouterr().err == (
+        f"Failed to read config: {CONFLICT_INTERVAL_ENV} must be a number of seconds >= 0, got {value!r}\n"
+    )

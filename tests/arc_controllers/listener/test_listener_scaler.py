@@ -12,10 +12,11 @@ from arc_controllers.listener.scaler import (
     Decision,
     DesiredState,
     Scaler,
+    ScalerError,
     desired_count_patch,
     job_started_status,
 )
-from reconcilekit.errors import ConflictError
+from reconcilekit.errors import ConflictError, NotFoundError
 
 UNBOUNDED = 2**31 - 1
 
@@ -316,3 +317,26 @@ def test_job_context_fields_and_timestamps() -> None:
         assert absent not in status
     assert status["jobRunnerAssignedAt"] == "2026-01-02T03:04:05Z"
     assert job_started_status(JobStarted(owner_name="", repository_name=""))["jobRepositoryName"] == "/"
+
+
+async def test_a_refused_runner_set_patch_is_a_scaler_error_naming_the_patch() -> None:
+    """A refused EphemeralRunnerSet patch raises ScalerError with the patch body, the API error as its cause."""
+    kube = FakeKube()  # no EphemeralRunnerSet: the patch answers 404
+    message = r'could not patch ephemeral runner set default/set-abcde.*"patchID":0'
+    with pytest.raises(ScalerError, match=message) as info:
+        await new_scaler(kube).handle_desired_runner_count(1)
+    assert isinstance(info.value.__cause__, NotFoundError)
+
+
+async def test_a_refused_status_patch_is_a_scaler_error() -> None:
+    """A status patch refused for a reason other than 404 or 409 raises ScalerError, the API error as its cause."""
+    kube = FakeKube()
+    kube.add(runner("runner-1"))
+
+    def refuse() -> None:
+        raise PermissionError("forbidden")
+
+    kube.on_patch.append(refuse)
+    with pytest.raises(ScalerError, match="could not patch ephemeral runner default/runner-1 status") as info:
+        await new_scaler(kube).handle_job_started(JobStarted())
+    assert isinstance(info.value.__cause__, PermissionError)

@@ -614,3 +614,23 @@ async def test_a_sync_timeout_names_the_source_and_chains_why_the_informer_was_m
     with pytest.raises(TimeoutError, match="kind source: v1, Kind=ConfigMap") as caught:
         await asyncio.wait_for(env.controller.start(), timeout=5)
     assert type(caught.value.__cause__).__name__ == "NoKindMatchError"
+
+
+async def test_no_work_item_is_handed_out_once_the_leader_fence_fails(logs: Any) -> None:
+    """Issue 16: a leader-only controller under a failed fence reconciles nothing more."""
+    from reconcilekit._internal.fence import LEADER_FENCE
+
+    holds = [True]
+    env = Env()
+    token = LEADER_FENCE.set(lambda: holds[0])  # the task below inherits it, as in the manager's group
+    try:
+        async with env.running():
+            env.informer.add(obj("a"))
+            assert await next_call(env.reconciler) == A
+            holds[0] = False  # e.g. the process resumed after a pause past renew_deadline
+            env.informer.add(obj("b"))
+            await settle()
+            assert env.reconciler.count == 1
+            assert any(line["event"].startswith("leader fence failed") for line in logs)
+    finally:
+        LEADER_FENCE.reset(token)

@@ -8,7 +8,10 @@ finish them, and inject faults through Python methods; the same controls
 are served over HTTP under ``/_fake/``. ``arc-fake-actions --port N`` runs
 it standalone.
 
-Python only: the stand-in that makes ARC runnable without GitHub (spec §6.2).
+Everything in this package is Python only (Go ARC has no such service: its tests fake the
+client instead), so no function here repeats it; what the fake follows, and where it
+answers differently from the reference notes, is in docs/porting-notes.md
+("arc_controllers.actions.fake").
 """
 
 from __future__ import annotations
@@ -45,10 +48,7 @@ log = structlog.get_logger(__name__)
 
 
 class FakeActionsService:
-    """The fake service, its state and its controls.
-
-    Python only: see the module docstring.
-    """
+    """The fake service, its state and its controls."""
 
     def __init__(
         self,
@@ -90,16 +90,15 @@ class FakeActionsService:
         """Actions side: scale sets, runners, sessions, jobs, queues."""
         self.faults = FaultInjector()
         """Injected faults and request counters."""
-        self._ctx = FakeContext(state=self.state, github=self.github, faults=self.faults, poll_hold=poll_hold)
+        self._ctx = FakeContext(
+            state=self.state, github=self.github, faults=self.faults, poll_hold=poll_hold, organization=organization
+        )
         self._runner: web.AppRunner | None = None
 
     # -- lifetime ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Listen; `url` is valid afterwards.
-
-        Python only: see the class docstring.
-        """
+        """Listen; `url` is valid afterwards."""
         runner = web.AppRunner(build_app(self._ctx), access_log=None, shutdown_timeout=2.0)
         await runner.setup()
         site = web.TCPSite(runner, self._host, self._port, ssl_context=self._ssl)
@@ -112,10 +111,7 @@ class FakeActionsService:
         log.info("fake actions service listening", url=self._ctx.base_url)
 
     async def stop(self) -> None:
-        """Answer pending long polls with 202 and stop listening.
-
-        Python only: see the class docstring.
-        """
+        """Answer pending long polls with 202 and stop listening."""
         self.state.closing = True
         self.state.wake_all()
         if self._runner is not None:
@@ -133,19 +129,13 @@ class FakeActionsService:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>``.
-
-        Python only: part of the fake Actions service.
-        """
+        """``http://127.0.0.1:<port>``."""
         if not self._ctx.base_url:
             raise RuntimeError("the fake Actions service is not started")
         return self._ctx.base_url
 
     def config_url(self, *, repository: str = "", enterprise: str = "") -> str:
-        """The config URL for the organization, one of its repositories, or an enterprise.
-
-        Python only: part of the fake Actions service.
-        """
+        """The config URL for the organization, one of its repositories, or an enterprise."""
         if enterprise:
             return f"{self.url}/enterprises/{enterprise}"
         if repository:
@@ -154,18 +144,12 @@ class FakeActionsService:
 
     @property
     def pat(self) -> PersonalAccessToken:
-        """A personal access token the fake accepts.
-
-        Python only: part of the fake Actions service.
-        """
+        """A personal access token the fake accepts."""
         return PersonalAccessToken(self.github.pat)
 
     @property
     def app(self) -> GitHubAppAuth:
-        """GitHub App credentials the fake accepts (the private key is the fake's own).
-
-        Python only: part of the fake Actions service.
-        """
+        """GitHub App credentials the fake accepts (the private key is the fake's own)."""
         return GitHubAppAuth(
             client_id=str(self.github.app_id),
             installation_id=self.github.installation_id,
@@ -173,10 +157,7 @@ class FakeActionsService:
         )
 
     def issued_secrets(self) -> list[str]:
-        """Every secret in play: PAT, private key, issued tokens, queue tokens, JIT secrets.
-
-        Python only: part of the fake Actions service.
-        """
+        """Every secret in play: PAT, private key, issued tokens, queue tokens, JIT secrets."""
         return [
             *self.github.issued_secrets(),
             *(s.queue_token for s in self.state.sessions.values()),
@@ -192,8 +173,6 @@ class FakeActionsService:
             labels: The job's ``runs-on`` labels.
             spec: Optional wire fields: ``repositoryName``, ``ownerName``,
                 ``jobWorkflowRef``, ``jobDisplayName``, ``eventName``.
-
-        Python only: part of the fake Actions service.
         """
         return self.state.queue_job({"labels": labels, **spec})
 
@@ -202,30 +181,19 @@ class FakeActionsService:
 
         Raises:
             FakeError: the JIT config is not one the service minted.
-
-        Python only: part of the fake Actions service.
         """
         return self.state.register_runner(encoded_jit_config)
 
     def take_job(self, runner_id: int) -> FakeJob | None:
-        """An online idle runner takes the oldest job assigned to its scale set (``JobStarted``).
-
-        Python only: part of the fake Actions service.
-        """
+        """An online idle runner takes the oldest job assigned to its scale set (``JobStarted``)."""
         return self.state.take_job(runner_id)
 
     def complete_job(self, request_id: int, result: str = "succeeded") -> FakeJob:
-        """Finish a job (``JobCompleted``); its runner's registration goes away.
-
-        Python only: part of the fake Actions service.
-        """
+        """Finish a job (``JobCompleted``); its runner's registration goes away."""
         return self.state.complete_job(request_id, result)
 
     def statistics(self, scale_set_id: int) -> dict[str, int]:
-        """The statistics the service would send for the scale set now.
-
-        Python only: part of the fake Actions service.
-        """
+        """The statistics the service would send for the scale set now."""
         return self.state.statistics(scale_set_id)
 
     # -- faults ------------------------------------------------------------------------------
@@ -240,10 +208,7 @@ class FakeActionsService:
         type_name: str = "",
         message: str = "injected fault",
     ) -> Fault:
-        """Answer ``endpoint`` with ``status`` (5xx, 429, 401, 409…) the next ``times`` times.
-
-        Python only: part of the fake Actions service.
-        """
+        """Answer ``endpoint`` with ``status`` (5xx, 429, 401, 409…) the next ``times`` times."""
         return self.faults.add(
             endpoint,
             "status",
@@ -255,31 +220,19 @@ class FakeActionsService:
         )
 
     def inject_latency(self, endpoint: str, seconds: float, *, times: int | None = 1) -> Fault:
-        """Hold ``endpoint``'s requests ``seconds`` before handling them.
-
-        Python only: part of the fake Actions service.
-        """
+        """Hold ``endpoint``'s requests ``seconds`` before handling them."""
         return self.faults.add(endpoint, "latency", times=times, delay=seconds)
 
     def inject_drop(self, endpoint: str, *, times: int | None = 1) -> Fault:
-        """Close the connection of ``endpoint``'s requests without an answer.
-
-        Python only: part of the fake Actions service.
-        """
+        """Close the connection of ``endpoint``'s requests without an answer."""
         return self.faults.add(endpoint, "drop", times=times)
 
     def inject_empty_body(self, endpoint: str = "get_message", *, times: int | None = 1) -> Fault:
-        """Answer 200 with an empty body (the get-message quirk of issue #4285).
-
-        Python only: part of the fake Actions service.
-        """
+        """Answer 200 with an empty body (the get-message quirk of issue #4285)."""
         return self.faults.add(endpoint, "empty_body", times=times)
 
     def inject_session_conflict(self, *, times: int | None = 1) -> Fault:
-        """Answer session creation with 409 ``RunnerScaleSetSessionConflictException``.
-
-        Python only: part of the fake Actions service.
-        """
+        """Answer session creation with 409 ``RunnerScaleSetSessionConflictException``."""
         return self.inject_status(
             "create_session",
             409,
@@ -289,29 +242,17 @@ class FakeActionsService:
         )
 
     def expire_queue_tokens(self) -> int:
-        """Make every message-queue token expire now (next queue call: 401).
-
-        Python only: part of the fake Actions service.
-        """
+        """Make every message-queue token expire now (next queue call: 401)."""
         return self.state.expire_queue_tokens()
 
     def expire_session(self, scale_set_id: int) -> bool:
-        """Drop the scale set's message session, as the service expires an orphaned one.
-
-        Python only: part of the fake Actions service.
-        """
+        """Drop the scale set's message session, as the service expires an orphaned one."""
         return self.state.expire_session(scale_set_id)
 
     def expire_admin_tokens(self) -> int:
-        """Revoke every admin token issued so far (next Actions call: 401).
-
-        Python only: part of the fake Actions service.
-        """
+        """Revoke every admin token issued so far (next Actions call: 401)."""
         return self.github.expire_admin_tokens()
 
     def requests(self, endpoint: str) -> int:
-        """How many requests ``endpoint`` (a route name) has received.
-
-        Python only: part of the fake Actions service.
-        """
+        """How many requests ``endpoint`` (a route name) has received."""
         return self.faults.requests[endpoint]

@@ -2,8 +2,6 @@
 
 Prints the config URL and the PAT to use; the App credentials are served at
 ``/_fake/credentials``.
-
-Python only: the standalone entry point of the fake (spec §6.2).
 """
 
 from __future__ import annotations
@@ -21,12 +19,16 @@ from arc_controllers.actions.fake import FakeActionsService
 
 __all__ = ["main"]
 
+_DESCRIPTION = "Run the fake GitHub Actions service on loopback until interrupted (Ctrl-C or SIGTERM)."
+_EPILOG = (
+    "On start it prints its URL, the config URL and the personal access token to use; the GitHub App "
+    "credentials are served at /_fake/credentials. Jobs, runners, faults and token expiry are driven "
+    "through the /_fake/ control API (see the README)."
+)
+
 
 def _port(text: str) -> int:
-    """A TCP port number, 0 to 65535.
-
-    Python only: argument checking for the fake's entry point.
-    """
+    """A TCP port number, 0 to 65535."""
     try:
         port = int(text)
     except ValueError:
@@ -37,21 +39,24 @@ def _port(text: str) -> int:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    """Parse the command line.
-
-    Python only: part of the fake Actions service.
-    """
-    parser = argparse.ArgumentParser(prog="arc-fake-actions", description=__doc__.splitlines()[0])
+    """Parse the command line."""
+    parser = argparse.ArgumentParser(prog="arc-fake-actions", description=_DESCRIPTION, epilog=_EPILOG)
     parser.add_argument("--port", type=_port, default=8080, help="TCP port (0 picks a free one); default 8080")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on; default 127.0.0.1")
     parser.add_argument("--poll-hold", type=float, default=50.0, help="seconds a long poll waits; default 50")
-    parser.add_argument("--admin-token-ttl", type=float, default=3600.0, help="admin token lifetime in seconds")
-    parser.add_argument("--organization", default="my-org", help="organization of the printed config URL")
+    parser.add_argument(
+        "--admin-token-ttl", type=float, default=3600.0, help="admin token lifetime in seconds; default 3600"
+    )
+    parser.add_argument(
+        "--organization",
+        default="my-org",
+        help="organization of the config URL (printed, and served at /_fake/credentials); default my-org",
+    )
     return parser.parse_args(argv)
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    """Python only: run until SIGINT or SIGTERM."""
+    """Run until SIGINT or SIGTERM."""
     service = FakeActionsService(
         host=args.host,
         port=args.port,
@@ -73,10 +78,7 @@ async def _serve(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the fake; return the exit code (2 for bad arguments).
-
-    Python only: see the module docstring.
-    """
+    """Run the fake; return the exit code (2 for bad arguments)."""
     args = _parse(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))

@@ -6,8 +6,6 @@ groups, scale sets, JIT configs, runners, message sessions, the message
 queue and acquire jobs. Control API under ``/_fake/``. The ``api-version``
 query is accepted and ignored. Errors are Actions exception bodies
 ``{"typeName", "message"}`` with an ``ActivityId`` header.
-
-Python only: the fake's wire layer (spec §6.2).
 """
 
 from __future__ import annotations
@@ -42,7 +40,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @dataclass(kw_only=True)
 class FakeContext:
-    """What the routes work on. Python only: see the module docstring."""
+    """What the routes work on."""
 
     state: FakeState
     github: FakeGitHub
@@ -51,13 +49,11 @@ class FakeContext:
     """Seconds a get-message call waits for a message before answering 202."""
     base_url: str = ""
     """``http://127.0.0.1:<port>``, set once the server listens."""
+    organization: str = "my-org"
+    """Organization of the config URL ``/_fake/credentials`` hands out."""
 
     @property
     def tenant_url(self) -> str:
-        """Tenant url.
-
-        Python only: part of the fake Actions service.
-        """
         return f"{self.base_url}{TENANT_PATH}/"
 
 
@@ -65,26 +61,17 @@ _CTX = web.AppKey("fake_context", FakeContext)
 
 
 def _ctx(request: web.Request) -> FakeContext:
-    """Return the fake's context from the request's application.
-
-    Python only: part of the fake Actions service.
-    """
+    """Return the fake's context from the request's application."""
     return request.app[_CTX]
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
-    """Answer with compact JSON.
-
-    Python only: part of the fake Actions service.
-    """
+    """Answer with compact JSON."""
     return web.json_response(body, status=status, dumps=lambda v: json.dumps(v, separators=(",", ":")))
 
 
 def _exception(status: int, type_name: str, message: str, headers: dict[str, str] | None = None) -> web.Response:
-    """Answer with an Actions exception body and an ActivityId header.
-
-    Python only: part of the fake Actions service.
-    """
+    """Answer with an Actions exception body and an ActivityId header."""
     response = _json({"typeName": type_name, "message": message}, status)
     response.headers["ActivityId"] = str(uuid.uuid4())
     response.headers.update(headers or {})
@@ -92,20 +79,14 @@ def _exception(status: int, type_name: str, message: str, headers: dict[str, str
 
 
 def _github_error(status: int, message: str) -> web.Response:
-    """Answer with a GitHub REST error body and an X-GitHub-Request-Id header.
-
-    Python only: part of the fake Actions service.
-    """
+    """Answer with a GitHub REST error body and an X-GitHub-Request-Id header."""
     response = _json({"message": message, "documentation_url": "https://docs.github.com/rest"}, status)
     response.headers["X-GitHub-Request-Id"] = uuid.uuid4().hex[:16].upper()
     return response
 
 
 async def _body(request: web.Request) -> Any:
-    """Read the request body as JSON; ``None`` when empty.
-
-    Python only: part of the fake Actions service.
-    """
+    """Read the request body as JSON; ``None`` when empty."""
     raw = await request.read()
     if not raw.strip():
         return None
@@ -116,10 +97,7 @@ async def _body(request: web.Request) -> Any:
 
 
 def _int(request: web.Request, name: str) -> int:
-    """Read a numeric path parameter.
-
-    Python only: part of the fake Actions service.
-    """
+    """Read a numeric path parameter."""
     try:
         return int(request.match_info[name])
     except ValueError:
@@ -131,10 +109,7 @@ def _int(request: web.Request, name: str) -> int:
 
 @web.middleware
 async def _faults_and_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Count the request, fire matching faults, map errors to exception bodies.
-
-    Python only: part of the fake Actions service.
-    """
+    """Count the request, fire matching faults, map errors to exception bodies."""
     route = request.match_info.route.name or ""
     endpoint = route.split(".")[0]
     if endpoint and not endpoint.startswith("control_"):
@@ -164,27 +139,18 @@ async def _faults_and_errors(request: web.Request, handler: Handler) -> web.Stre
 
 
 async def _access_tokens(request: web.Request) -> web.StreamResponse:
-    """POST …/app/installations/{id}/access_tokens → 201 installation token.
-
-    Python only: part of the fake Actions service.
-    """
+    """POST …/app/installations/{id}/access_tokens → 201 installation token."""
     body = _ctx(request).github.access_token(_int(request, "installation_id"), request.headers.get("Authorization", ""))
     return _json(body, 201)
 
 
 async def _registration_token(request: web.Request) -> web.StreamResponse:
-    """POST …/actions/runners/registration-token → 201 registration token.
-
-    Python only: part of the fake Actions service.
-    """
+    """POST …/actions/runners/registration-token → 201 registration token."""
     return _json(_ctx(request).github.registration_token(request.headers.get("Authorization", "")), 201)
 
 
 async def _runner_registration(request: web.Request) -> web.StreamResponse:
-    """POST …/actions/runner-registration → 201 tenant URL and admin JWT.
-
-    Python only: part of the fake Actions service.
-    """
+    """POST …/actions/runner-registration → 201 tenant URL and admin JWT."""
     body = await _body(request)
     if not isinstance(body, dict) or not body.get("url") or body.get("runner_event") != "register":
         return _github_error(400, "url and runner_event=register are required")
@@ -196,10 +162,7 @@ async def _runner_registration(request: web.Request) -> web.StreamResponse:
 
 
 def _admin(request: web.Request) -> FakeContext:
-    """Require a live admin token; 401 otherwise.
-
-    Python only: part of the fake Actions service.
-    """
+    """Require a live admin token; 401 otherwise."""
     ctx = _ctx(request)
     if not ctx.github.check_admin(request.headers.get("Authorization", "")):
         raise FakeError(401, "VssUnauthorizedException", "admin token is missing, expired or revoked")
@@ -207,10 +170,7 @@ def _admin(request: web.Request) -> FakeContext:
 
 
 def _queue_session(request: web.Request) -> tuple[FakeContext, FakeSession]:
-    """Require the scale set's live message-queue token; 401 otherwise.
-
-    Python only: part of the fake Actions service.
-    """
+    """Require the scale set's live message-queue token; 401 otherwise."""
     ctx = _ctx(request)
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     session = ctx.state.session_by_token(_int(request, "scale_set_id"), token if scheme == "Bearer" else "")
@@ -220,10 +180,7 @@ def _queue_session(request: web.Request) -> tuple[FakeContext, FakeSession]:
 
 
 def _session_json(ctx: FakeContext, session: FakeSession) -> dict[str, Any]:
-    """The RunnerScaleSetSession JSON of a session.
-
-    Python only: part of the fake Actions service.
-    """
+    """The RunnerScaleSetSession JSON of a session."""
     ss = ctx.state.scale_set(session.scale_set_id)
     return {
         "sessionId": session.session_id,
@@ -239,19 +196,13 @@ def _session_json(ctx: FakeContext, session: FakeSession) -> dict[str, Any]:
 
 
 async def _runner_groups(request: web.Request) -> web.StreamResponse:
-    """GET runnergroups/?groupName= → {count, value}.
-
-    Python only: part of the fake Actions service.
-    """
+    """GET runnergroups/?groupName= → {count, value}."""
     groups = _admin(request).state.runner_groups_named(request.query.get("groupName", ""))
     return _json({"count": len(groups), "value": groups})
 
 
 async def _list_scale_sets(request: web.Request) -> web.StreamResponse:
-    """GET runnerscalesets?runnerGroupId=&name= → {count, value}.
-
-    Python only: part of the fake Actions service.
-    """
+    """GET runnerscalesets?runnerGroupId=&name= → {count, value}."""
     ctx = _admin(request)
     name = request.query.get("name")
     group = request.query.get("runnerGroupId")
@@ -264,10 +215,7 @@ async def _list_scale_sets(request: web.Request) -> web.StreamResponse:
 
 
 async def _create_scale_set(request: web.Request) -> web.StreamResponse:
-    """POST runnerscalesets → 200 RunnerScaleSet.
-
-    Python only: part of the fake Actions service.
-    """
+    """POST runnerscalesets → 200 RunnerScaleSet."""
     ctx = _admin(request)
     body = await _body(request)
     if not isinstance(body, dict):
@@ -276,19 +224,13 @@ async def _create_scale_set(request: web.Request) -> web.StreamResponse:
 
 
 async def _get_scale_set(request: web.Request) -> web.StreamResponse:
-    """GET runnerscalesets/{id} → 200 RunnerScaleSet or 404.
-
-    Python only: part of the fake Actions service.
-    """
+    """GET runnerscalesets/{id} → 200 RunnerScaleSet or 404."""
     ctx = _admin(request)
     return _json(ctx.state.scale_set_json(ctx.state.scale_set(_int(request, "scale_set_id"))))
 
 
 async def _update_scale_set(request: web.Request) -> web.StreamResponse:
-    """PATCH runnerscalesets/{id} with a partial scale set → 200.
-
-    Python only: part of the fake Actions service.
-    """
+    """PATCH runnerscalesets/{id} with a partial scale set → 200."""
     ctx = _admin(request)
     body = await _body(request)
     if not isinstance(body, dict):
@@ -297,19 +239,13 @@ async def _update_scale_set(request: web.Request) -> web.StreamResponse:
 
 
 async def _delete_scale_set(request: web.Request) -> web.StreamResponse:
-    """DELETE runnerscalesets/{id} → 204.
-
-    Python only: part of the fake Actions service.
-    """
+    """DELETE runnerscalesets/{id} → 204."""
     _admin(request).state.delete_scale_set(_int(request, "scale_set_id"))
     return web.Response(status=204)
 
 
 async def _generate_jit_config(request: web.Request) -> web.StreamResponse:
-    """POST runnerscalesets/{id}/generatejitconfig → 200 {runner, encodedJITConfig}.
-
-    Python only: part of the fake Actions service.
-    """
+    """POST runnerscalesets/{id}/generatejitconfig → 200 {runner, encodedJITConfig}."""
     ctx = _admin(request)
     body = await _body(request)
     name = str(body.get("name") or "") if isinstance(body, dict) else ""
@@ -318,10 +254,7 @@ async def _generate_jit_config(request: web.Request) -> web.StreamResponse:
 
 
 async def _list_runners(request: web.Request) -> web.StreamResponse:
-    """GET agents?agentName= → {count, value}.
-
-    Python only: part of the fake Actions service.
-    """
+    """GET agents?agentName= → {count, value}."""
     ctx = _admin(request)
     name = request.query.get("agentName")
     found = [r.reference() for r in ctx.state.runners.values() if name is None or r.name == name]
@@ -329,18 +262,12 @@ async def _list_runners(request: web.Request) -> web.StreamResponse:
 
 
 async def _get_runner(request: web.Request) -> web.StreamResponse:
-    """GET agents/{id} → 200 RunnerReference or 404.
-
-    Python only: part of the fake Actions service.
-    """
+    """GET agents/{id} → 200 RunnerReference or 404."""
     return _json(_admin(request).state.runner(_int(request, "runner_id")).reference())
 
 
 async def _remove_runner(request: web.Request) -> web.StreamResponse:
-    """DELETE agents/{id} → 204; busy → JobStillRunningException.
-
-    Python only: part of the fake Actions service.
-    """
+    """DELETE agents/{id} → 204, also for an unknown id; busy → 400 JobStillRunningException."""
     _admin(request).state.remove_runner(_int(request, "runner_id"))
     return web.Response(status=204)
 
@@ -349,10 +276,7 @@ async def _remove_runner(request: web.Request) -> web.StreamResponse:
 
 
 async def _create_session(request: web.Request) -> web.StreamResponse:
-    """POST runnerscalesets/{id}/sessions → 200 session, 409 when one is live.
-
-    Python only: part of the fake Actions service.
-    """
+    """POST runnerscalesets/{id}/sessions → 200 session, 409 when one is live."""
     ctx = _admin(request)
     body = await _body(request)
     owner = str(body.get("ownerName") or "") if isinstance(body, dict) else ""
@@ -361,29 +285,20 @@ async def _create_session(request: web.Request) -> web.StreamResponse:
 
 
 async def _refresh_session(request: web.Request) -> web.StreamResponse:
-    """PATCH …/sessions/{sid} → 200 session with a new queue token.
-
-    Python only: part of the fake Actions service.
-    """
+    """PATCH …/sessions/{sid} → 200 session with a new queue token."""
     ctx = _admin(request)
     session = ctx.state.refresh_session(_int(request, "scale_set_id"), request.match_info["session_id"])
     return _json(_session_json(ctx, session))
 
 
 async def _delete_session(request: web.Request) -> web.StreamResponse:
-    """DELETE …/sessions/{sid} → 204.
-
-    Python only: part of the fake Actions service.
-    """
+    """DELETE …/sessions/{sid} → 204."""
     _admin(request).state.delete_session(_int(request, "scale_set_id"), request.match_info["session_id"])
     return web.Response(status=204)
 
 
 async def _get_message(request: web.Request) -> web.StreamResponse:
-    """GET …/messages[?lastMessageId=] (long poll) → 200 message or 202.
-
-    Python only: part of the fake Actions service.
-    """
+    """GET …/messages[?lastMessageId=] (long poll) → 200 message or 202."""
     ctx, session = _queue_session(request)
     try:
         last = int(request.query.get("lastMessageId", "0"))
@@ -397,20 +312,14 @@ async def _get_message(request: web.Request) -> web.StreamResponse:
 
 
 async def _delete_message(request: web.Request) -> web.StreamResponse:
-    """DELETE …/messages/{mid} → 204.
-
-    Python only: part of the fake Actions service.
-    """
+    """DELETE …/messages/{mid} → 204."""
     ctx, session = _queue_session(request)
     ctx.state.scale_set(session.scale_set_id).queue.delete(_int(request, "message_id"))
     return web.Response(status=204)
 
 
 async def _acquire_jobs(request: web.Request) -> web.StreamResponse:
-    """POST …/acquirejobs with an id array → 200 {count, value}.
-
-    Python only: part of the fake Actions service.
-    """
+    """POST …/acquirejobs with an id array → 200 {count, value}."""
     ctx, session = _queue_session(request)
     body = await _body(request)
     if not isinstance(body, list) or not all(isinstance(x, int) for x in body):
@@ -420,10 +329,7 @@ async def _acquire_jobs(request: web.Request) -> web.StreamResponse:
 
 
 def build_app(ctx: FakeContext) -> web.Application:
-    """Return the aiohttp application with every route; ``ctx.base_url`` is filled in later.
-
-    Python only: see the module docstring.
-    """
+    """Return the aiohttp application with every route; ``ctx.base_url`` is filled in later."""
     app = web.Application(middlewares=[_faults_and_errors])
     app[_CTX] = ctx
     routes = app.router

@@ -9,8 +9,6 @@ assert attempts.
 
 The HTTP control API lives under ``/_fake/``, apart from the service's
 paths; each route calls the same Python methods tests use.
-
-Python only: test and demo controls for the fake (spec §6.2).
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ FAULT_KINDS = frozenset({"status", "latency", "drop", "empty_body"})
 
 @dataclass(kw_only=True)
 class Fault:
-    """One injected fault. Python only: see the module docstring."""
+    """One injected fault."""
 
     id: int
     endpoint: str
@@ -58,10 +56,6 @@ class Fault:
     """How many times it fired."""
 
     def to_json(self) -> dict[str, Any]:
-        """To json.
-
-        Python only: part of the fake Actions service.
-        """
         return {
             "id": self.id,
             "endpoint": self.endpoint,
@@ -77,7 +71,7 @@ class Fault:
 
 
 class FaultInjector:
-    """The active faults and the request counters. Python only: see the module docstring."""
+    """The active faults and the request counters."""
 
     def __init__(self) -> None:
         self.faults: list[Fault] = []
@@ -103,8 +97,6 @@ class FaultInjector:
 
         Raises:
             ValueError: unknown kind, or a count or delay below zero.
-
-        Python only: part of the fake Actions service.
         """
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; want one of {sorted(FAULT_KINDS)}")
@@ -125,17 +117,11 @@ class FaultInjector:
         return fault
 
     def clear(self) -> None:
-        """Remove every fault; counters stay.
-
-        Python only: part of the fake Actions service.
-        """
+        """Remove every fault; counters stay."""
         self.faults.clear()
 
     def take(self, endpoint: str) -> list[Fault]:
-        """Count a request to ``endpoint`` and return the faults that fire for it (latency first).
-
-        Python only: part of the fake Actions service.
-        """
+        """Count a request to ``endpoint`` and return the faults that fire for it (latency first)."""
         self.requests[endpoint] += 1
         firing: list[Fault] = []
         for fault in self.faults:
@@ -151,10 +137,6 @@ class FaultInjector:
         return sorted(firing, key=lambda f: f.kind != "latency")
 
     def to_json(self) -> dict[str, Any]:
-        """To json.
-
-        Python only: part of the fake Actions service.
-        """
         return {
             "faults": [f.to_json() for f in self.faults],
             "requests": dict(self.requests),
@@ -163,18 +145,12 @@ class FaultInjector:
 
 
 def _json(body: Any, status: int = 200) -> web.Response:
-    """Answer with compact JSON.
-
-    Python only: part of the fake Actions service.
-    """
+    """Answer with compact JSON."""
     return web.json_response(body, status=status)
 
 
 async def _read(request: web.Request) -> dict[str, Any]:
-    """Read the request body as a JSON object.
-
-    Python only: part of the fake Actions service.
-    """
+    """Read the request body as a JSON object."""
     raw = await request.read()
     try:
         body = json.loads(raw) if raw.strip() else {}
@@ -193,19 +169,13 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
     ``{"encodedJITConfig"}``, ``POST /_fake/runners/{id}/take``, ``POST /_fake/runner-groups``
     ``{"name"}``, ``GET|POST|DELETE /_fake/faults``, ``POST /_fake/tokens/expire``
     ``{"kind": "queue"|"admin"}``, ``DELETE /_fake/sessions/{scale_set_id}``.
-
-    Python only: see the module docstring.
     """
     state, github, faults = ctx.state, ctx.github, ctx.faults
 
     async def credentials(request: web.Request) -> web.StreamResponse:
-        """Credentials.
-
-        Python only: part of the fake Actions service.
-        """
         return _json(
             {
-                "configUrl": f"{ctx.base_url}/my-org",
+                "configUrl": f"{ctx.base_url}/{ctx.organization}",
                 "githubToken": github.pat,
                 "githubAppId": str(github.app_id),
                 "githubAppClientId": github.client_id,
@@ -215,10 +185,6 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
         )
 
     async def show_state(request: web.Request) -> web.StreamResponse:
-        """Show state.
-
-        Python only: part of the fake Actions service.
-        """
         return _json(
             {
                 "scaleSets": [state.scale_set_json(ss) for ss in state.scale_sets.values()],
@@ -232,65 +198,33 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
         )
 
     async def list_jobs(request: web.Request) -> web.StreamResponse:
-        """List jobs.
-
-        Python only: part of the fake Actions service.
-        """
         return _json([j.summary() for j in state.jobs.values()])
 
     async def queue_job(request: web.Request) -> web.StreamResponse:
-        """Queue job.
-
-        Python only: part of the fake Actions service.
-        """
         return _json(state.queue_job(await _read(request)).summary(), 201)
 
     async def complete_job(request: web.Request) -> web.StreamResponse:
-        """Complete job.
-
-        Python only: part of the fake Actions service.
-        """
         body = await _read(request)
         job = state.complete_job(int(request.match_info["request_id"]), str(body.get("result") or "succeeded"))
         return _json(job.summary())
 
     async def register_runner(request: web.Request) -> web.StreamResponse:
-        """Register runner.
-
-        Python only: part of the fake Actions service.
-        """
         body = await _read(request)
         runner = state.register_runner(str(body.get("encodedJITConfig") or ""))
         return _json(runner.reference())
 
     async def take_job(request: web.Request) -> web.StreamResponse:
-        """Take job.
-
-        Python only: part of the fake Actions service.
-        """
         job = state.take_job(int(request.match_info["runner_id"]))
         return web.Response(status=204) if job is None else _json(job.summary())
 
     async def add_group(request: web.Request) -> web.StreamResponse:
-        """Add group.
-
-        Python only: part of the fake Actions service.
-        """
         body = await _read(request)
         return _json(state.add_runner_group(str(body.get("name") or "")), 201)
 
     async def list_faults(request: web.Request) -> web.StreamResponse:
-        """List faults.
-
-        Python only: part of the fake Actions service.
-        """
         return _json(faults.to_json())
 
     async def add_fault(request: web.Request) -> web.StreamResponse:
-        """Add fault.
-
-        Python only: part of the fake Actions service.
-        """
         body = await _read(request)
         try:
             fault = faults.add(
@@ -308,18 +242,10 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
         return _json(fault.to_json(), 201)
 
     async def clear_faults(request: web.Request) -> web.StreamResponse:
-        """Clear faults.
-
-        Python only: part of the fake Actions service.
-        """
         faults.clear()
         return web.Response(status=204)
 
     async def expire_tokens(request: web.Request) -> web.StreamResponse:
-        """Expire tokens.
-
-        Python only: part of the fake Actions service.
-        """
         kind = str((await _read(request)).get("kind") or "queue")
         if kind == "queue":
             return _json({"expired": state.expire_queue_tokens()})
@@ -328,7 +254,6 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
         raise FakeError(400, "ArgumentException", "kind must be queue or admin")
 
     async def expire_session(request: web.Request) -> web.StreamResponse:
-        """Python only: part of the fake Actions service."""
         dropped = state.expire_session(int(request.match_info["scale_set_id"]))
         return web.Response(status=204 if dropped else 404)
 

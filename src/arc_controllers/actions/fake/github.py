@@ -6,8 +6,6 @@
 (``RemoteAuth <registration token>``) → 201 with the tenant URL and an admin
 JWT (HS256, short-lived if asked). Every path works with and without the
 GHES ``/api/v3`` prefix.
-
-Python only: the GitHub half of the fake Actions service (spec §6.2).
 """
 
 from __future__ import annotations
@@ -27,35 +25,23 @@ __all__ = ["FakeGitHub", "GitHubAuthError"]
 
 
 class GitHubAuthError(Exception):
-    """A refused credential: the route answers 401 ``{"message": …}``.
-
-    Python only: see the module docstring.
-    """
+    """A refused credential: the route answers 401 ``{"message": …}``."""
 
 
 @functools.cache
 def _app_key() -> rsa.RSAPrivateKey:
-    """One App key per process: generating RSA keys is slow, and the fake's key is no secret of anyone's.
-
-    Python only: part of the fake Actions service.
-    """
+    """One App key per process: generating RSA keys is slow, and the fake's key is no secret of anyone's."""
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 def _iso(unix: float) -> str:
-    """Format Unix seconds as GitHub's ``expires_at``.
-
-    Python only: part of the fake Actions service.
-    """
+    """Format Unix seconds as GitHub's ``expires_at``."""
     return datetime.fromtimestamp(unix, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(kw_only=True)
 class FakeGitHub:
-    """Credentials the fake accepts and tokens it has issued.
-
-    Python only: see the module docstring.
-    """
+    """Credentials the fake accepts and tokens it has issued."""
 
     app_id: int = 123
     client_id: str = "Iv1.fakeclientid"
@@ -80,10 +66,7 @@ class FakeGitHub:
         self._public_key = key.public_key()
 
     def issued_secrets(self) -> list[str]:
-        """Every secret the fake knows: PAT, private key, tokens. For leak tests.
-
-        Python only: part of the fake Actions service.
-        """
+        """Every secret the fake knows: PAT, private key, tokens. For leak tests."""
         return [
             self.pat,
             self.private_key_pem,
@@ -93,18 +76,11 @@ class FakeGitHub:
         ]
 
     def _valid(self, tokens: dict[str, float], token: str) -> bool:
-        """Valid.
-
-        Python only: part of the fake Actions service.
-        """
         expires = tokens.get(token)
         return expires is not None and token not in self.revoked and self.clock() < expires
 
     def access_token(self, installation_id: int, authorization: str) -> dict[str, str]:
-        """Check the App JWT; mint an installation token (1 h).
-
-        Python only: part of the fake Actions service.
-        """
+        """Check the App JWT; mint an installation token (1 h)."""
         scheme, _, app_jwt = authorization.partition(" ")
         if scheme != "Bearer" or installation_id != self.installation_id:
             raise GitHubAuthError("A JSON web token could not be decoded")
@@ -120,10 +96,7 @@ class FakeGitHub:
         return {"token": token, "expires_at": _iso(expires)}
 
     def registration_token(self, authorization: str) -> dict[str, str]:
-        """Check the PAT or installation token; mint a registration token (1 h).
-
-        Python only: part of the fake Actions service.
-        """
+        """Check the PAT or installation token; mint a registration token (1 h)."""
         scheme, _, bearer = authorization.partition(" ")
         pat_ok = bool(bearer) and secrets.compare_digest(bearer, self.pat)
         if scheme != "Bearer" or not (pat_ok or self._valid(self.installation_tokens, bearer)):
@@ -134,10 +107,7 @@ class FakeGitHub:
         return {"token": token, "expires_at": _iso(expires)}
 
     def admin_connection(self, authorization: str, tenant_url: str) -> dict[str, str]:
-        """Check ``RemoteAuth <registration token>``; mint the admin JWT.
-
-        Python only: part of the fake Actions service.
-        """
+        """Check ``RemoteAuth <registration token>``; mint the admin JWT."""
         scheme, _, token = authorization.partition(" ")
         if scheme != "RemoteAuth" or not self._valid(self.registration_tokens, token):
             raise GitHubAuthError("Bad credentials")
@@ -152,10 +122,7 @@ class FakeGitHub:
         return {"url": tenant_url, "token": admin}
 
     def check_admin(self, authorization: str) -> bool:
-        """Whether ``Bearer <admin JWT>`` is a live admin token of ours.
-
-        Python only: part of the fake Actions service.
-        """
+        """Whether ``Bearer <admin JWT>`` is a live admin token of ours."""
         scheme, _, token = authorization.partition(" ")
         if scheme != "Bearer" or token not in self.admin_tokens or token in self.revoked:
             return False
@@ -166,10 +133,7 @@ class FakeGitHub:
         return True
 
     def expire_admin_tokens(self) -> int:
-        """Revoke every admin token issued so far; return how many.
-
-        Python only: part of the fake Actions service.
-        """
+        """Revoke every admin token issued so far; return how many."""
         live = [t for t in self.admin_tokens if t not in self.revoked]
         self.revoked.update(live)
         return len(live)

@@ -1,7 +1,4 @@
-"""The records of the fake Actions service: runners, jobs, scale sets, sessions, message queues.
-
-Python only: the data the fake's `FakeState` keeps (spec §6.2).
-"""
+"""The records of the fake Actions service: runners, jobs, scale sets, sessions, message queues."""
 
 from __future__ import annotations
 
@@ -32,10 +29,7 @@ UNLIMITED = 2**31 - 1
 
 
 class FakeError(Exception):
-    """An Actions exception the routes turn into ``{"typeName", "message"}``.
-
-    Python only: see the module docstring.
-    """
+    """An Actions exception the routes turn into ``{"typeName", "message"}``."""
 
     def __init__(self, status: int, type_name: str, message: str) -> None:
         super().__init__(message)
@@ -45,16 +39,13 @@ class FakeError(Exception):
 
 
 def now() -> datetime:
-    """The current UTC time, whole seconds.
-
-    Python only: part of the fake Actions service.
-    """
+    """The current UTC time, whole seconds."""
     return datetime.now(UTC).replace(microsecond=0)
 
 
 @dataclass(kw_only=True)
 class FakeRunner:
-    """A registered runner (agent). Python only: see the module docstring."""
+    """A registered runner (agent)."""
 
     id: int
     name: str
@@ -65,23 +56,15 @@ class FakeRunner:
 
     @property
     def busy(self) -> bool:
-        """Busy.
-
-        Python only: part of the fake Actions service.
-        """
         return self.job_request_id is not None
 
     def reference(self) -> dict[str, Any]:
-        """Reference.
-
-        Python only: part of the fake Actions service.
-        """
         return {"id": self.id, "name": self.name, "runnerScaleSetId": self.scale_set_id}
 
 
 @dataclass(kw_only=True)
 class FakeJob:
-    """One workflow job request. Python only: see the module docstring."""
+    """One workflow job request."""
 
     request_id: int
     job_id: str
@@ -103,17 +86,10 @@ class FakeJob:
     finish_time: datetime | None = None
 
     def message(self, message_type: str, **extra: Any) -> dict[str, Any]:
-        """Return the job message of ``message_type`` with the common fields.
-
-        Python only: the JSON shape of JobMessageBase and its four kinds.
-        """
+        """The job message of ``message_type`` (JobMessageBase's fields, then the kind's ``extra``)."""
         zero = "0001-01-01T00:00:00Z"
 
         def ts(value: datetime | None) -> str:
-            """Ts.
-
-            Python only: part of the fake Actions service.
-            """
             return format_go_time(value) if value is not None else zero
 
         return {
@@ -135,7 +111,7 @@ class FakeJob:
         }
 
     def summary(self) -> dict[str, Any]:
-        """Python only: the control API's view of a job."""
+        """The control API's view of a job."""
         return {
             "requestId": self.request_id,
             "jobId": self.job_id,
@@ -149,10 +125,7 @@ class FakeJob:
 
 
 class MessageQueue:
-    """Job events waiting to be batched, and batched messages waiting for an ack.
-
-    Python only: see the module docstring.
-    """
+    """Job events waiting to be batched, and batched messages waiting for an ack."""
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
@@ -160,52 +133,28 @@ class MessageQueue:
         self._wake: asyncio.Future[None] | None = None
 
     def push(self, event: dict[str, Any]) -> None:
-        """Push.
-
-        Python only: part of the fake Actions service.
-        """
         self.events.append(event)
         self.wake()
 
     def wake(self) -> None:
-        """Wake.
-
-        Python only: part of the fake Actions service.
-        """
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
         self._wake = None
 
     def waiter(self) -> asyncio.Future[None]:
-        """Waiter.
-
-        Python only: part of the fake Actions service.
-        """
         if self._wake is None:
             self._wake = asyncio.get_running_loop().create_future()
         return self._wake
 
     def ack_through(self, message_id: int) -> None:
-        """Ack through.
-
-        Python only: part of the fake Actions service.
-        """
         self.messages = [(mid, body) for mid, body in self.messages if mid > message_id]
 
     def delete(self, message_id: int) -> bool:
-        """Delete.
-
-        Python only: part of the fake Actions service.
-        """
         before = len(self.messages)
         self.messages = [(mid, body) for mid, body in self.messages if mid != message_id]
         return len(self.messages) != before
 
     def next(self, new_id: Callable[[], int]) -> tuple[int, list[dict[str, Any]]] | None:
-        """Next.
-
-        Python only: part of the fake Actions service.
-        """
         if not self.messages and self.events:
             batch, self.events = self.events[:MAX_JOBS_PER_MESSAGE], self.events[MAX_JOBS_PER_MESSAGE:]
             self.messages.append((new_id(), batch))
@@ -214,7 +163,7 @@ class MessageQueue:
 
 @dataclass(kw_only=True)
 class FakeScaleSet:
-    """Python only: see the module docstring."""
+    """A runner scale set, its runner setting and its message queue."""
 
     id: int
     name: str
@@ -227,16 +176,12 @@ class FakeScaleSet:
     queue: MessageQueue = field(default_factory=MessageQueue)
 
     def label_names(self) -> set[str]:
-        """Label names.
-
-        Python only: part of the fake Actions service.
-        """
         return {label["name"].lower() for label in self.labels}
 
 
 @dataclass(kw_only=True)
 class FakeSession:
-    """Python only: see the module docstring."""
+    """The one message session of a scale set and its queue token."""
 
     session_id: str
     scale_set_id: int

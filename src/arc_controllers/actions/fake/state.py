@@ -11,8 +11,6 @@ scale set whose labels cover the job's) → ``acquired`` (acquire jobs) →
 the listener last sent: ``JobAssigned``) → ``running`` (a registered idle
 runner takes it: ``JobStarted``) → ``completed`` (``JobCompleted``; the
 ephemeral runner's registration is deleted).
-
-Python only: a stand-in for the GitHub Actions service (spec §6.2).
 """
 
 from __future__ import annotations
@@ -42,7 +40,7 @@ __all__ = ["FakeState"]
 
 
 class FakeState:
-    """Everything the fake service knows. Python only: see the module docstring."""
+    """Everything the fake service knows."""
 
     def __init__(self, *, queue_token_ttl: float = 3600.0, clock: Callable[[], float] = time.time) -> None:
         self.queue_token_ttl = queue_token_ttl
@@ -61,46 +59,26 @@ class FakeState:
         }
 
     def next_id(self, kind: str) -> int:
-        """Next id.
-
-        Python only: part of the fake Actions service.
-        """
         return next(self._ids[kind])
 
     # -- runner groups and scale sets ------------------------------------------------
 
     def add_runner_group(self, name: str) -> dict[str, Any]:
-        """Add runner group.
-
-        Python only: part of the fake Actions service.
-        """
         group_id = self.next_id("group")
         group: dict[str, Any] = {"id": group_id, "name": name, "size": 0, "isDefaultGroup": False}
         self.runner_groups[group_id] = group
         return group
 
     def runner_groups_named(self, name: str) -> list[dict[str, Any]]:
-        """Runner groups named.
-
-        Python only: part of the fake Actions service.
-        """
         return [g for g in self.runner_groups.values() if g["name"].lower() == name.lower()]
 
     def scale_set(self, scale_set_id: int) -> FakeScaleSet:
-        """Scale set.
-
-        Python only: part of the fake Actions service.
-        """
         found = self.scale_sets.get(scale_set_id)
         if found is None:
             raise FakeError(404, "RunnerScaleSetNotFoundException", f"runner scale set {scale_set_id} not found")
         return found
 
     def scale_set_json(self, ss: FakeScaleSet) -> dict[str, Any]:
-        """Scale set json.
-
-        Python only: part of the fake Actions service.
-        """
         return {
             "id": ss.id,
             "name": ss.name,
@@ -114,10 +92,6 @@ class FakeState:
         }
 
     def create_scale_set(self, body: dict[str, Any]) -> FakeScaleSet:
-        """Create scale set.
-
-        Python only: part of the fake Actions service.
-        """
         name = str(body.get("name") or "")
         group_id = int(body.get("runnerGroupId") or 1)
         group = self.runner_groups.get(group_id)
@@ -139,10 +113,6 @@ class FakeState:
         return ss
 
     def update_scale_set(self, scale_set_id: int, body: dict[str, Any]) -> FakeScaleSet:
-        """Update scale set.
-
-        Python only: part of the fake Actions service.
-        """
         ss = self.scale_set(scale_set_id)
         if body.get("name"):
             ss.name = str(body["name"])
@@ -159,10 +129,6 @@ class FakeState:
         return ss
 
     def delete_scale_set(self, scale_set_id: int) -> None:
-        """Delete scale set.
-
-        Python only: part of the fake Actions service.
-        """
         ss = self.scale_set(scale_set_id)
         del self.scale_sets[scale_set_id]
         self.sessions.pop(scale_set_id, None)
@@ -176,10 +142,6 @@ class FakeState:
     # -- runners -------------------------------------------------------------------------
 
     def generate_jit_config(self, scale_set_id: int, name: str) -> tuple[FakeRunner, str]:
-        """Generate jit config.
-
-        Python only: part of the fake Actions service.
-        """
         self.scale_set(scale_set_id)
         if not name:
             raise FakeError(400, "ArgumentException", "runner name is required")
@@ -193,10 +155,6 @@ class FakeState:
         return runner, base64.b64encode(json.dumps(payload).encode()).decode()
 
     def runner(self, runner_id: int) -> FakeRunner:
-        """Runner.
-
-        Python only: part of the fake Actions service.
-        """
         found = self.runners.get(runner_id)
         if found is None:
             raise FakeError(
@@ -205,11 +163,18 @@ class FakeState:
         return found
 
     def remove_runner(self, runner_id: int) -> None:
-        """Remove runner.
+        """Unregister a runner; an unknown or already removed id is a no-op, as on the service.
 
-        Python only: part of the fake Actions service.
+        Go ARC removes every scaled-down runner twice (the set's scale-down, then the
+        runner's finalizer), so the service answers 204 for an id it no longer knows;
+        a 404 here would leave Go ARC's finalizers retrying forever.
+
+        Raises:
+            FakeError: 400 ``JobStillRunningException`` while the runner runs a job.
         """
-        runner = self.runner(runner_id)
+        runner = self.runners.get(runner_id)
+        if runner is None:
+            return
         if runner.busy:
             raise FakeError(
                 400,
@@ -219,10 +184,7 @@ class FakeState:
         del self.runners[runner_id]
 
     def register_runner(self, encoded_jit_config: str) -> FakeRunner:
-        """A runner starts with its JIT config and comes online.
-
-        Python only: part of the fake Actions service.
-        """
+        """A runner starts with its JIT config and comes online."""
         try:
             payload = json.loads(base64.b64decode(encoded_jit_config, validate=True))
             runner = self.runners[int(payload["runnerId"])]
@@ -235,10 +197,7 @@ class FakeState:
         return runner
 
     def take_job(self, runner_id: int) -> FakeJob | None:
-        """An idle online runner takes its scale set's oldest assigned job: ``JobStarted``.
-
-        Python only: part of the fake Actions service.
-        """
+        """An idle online runner takes its scale set's oldest assigned job: ``JobStarted``."""
         runner = self.runner(runner_id)
         if not runner.online or runner.busy:
             raise FakeError(409, "RunnerBusyException", f"runner {runner.name} is not idle and online")
@@ -256,10 +215,6 @@ class FakeState:
     # -- jobs --------------------------------------------------------------------------
 
     def queue_job(self, spec: dict[str, Any]) -> FakeJob:
-        """Queue job.
-
-        Python only: part of the fake Actions service.
-        """
         owner = str(spec.get("ownerName") or "my-org")
         repo = str(spec.get("repositoryName") or "repo")
         job = FakeJob(
@@ -278,10 +233,6 @@ class FakeState:
         return job
 
     def job(self, request_id: int) -> FakeJob:
-        """Job.
-
-        Python only: part of the fake Actions service.
-        """
         found = self.jobs.get(request_id)
         if found is None:
             raise FakeError(404, "JobNotFoundException", f"job {request_id} not found")
@@ -292,8 +243,6 @@ class FakeState:
 
         A job no runner had started yet ends ``canceled`` unless another
         result is given; a job never offered to a scale set ends silently.
-
-        Python only: part of the fake Actions service.
         """
         job = self.job(request_id)
         if job.state == "completed":
@@ -313,10 +262,6 @@ class FakeState:
         return job
 
     def acquire_jobs(self, scale_set_id: int, request_ids: list[int]) -> list[int]:
-        """Acquire jobs.
-
-        Python only: part of the fake Actions service.
-        """
         acquired = []
         for request_id in request_ids:
             job = self.jobs.get(int(request_id))
@@ -330,10 +275,6 @@ class FakeState:
         return acquired
 
     def _offer(self, job: FakeJob) -> None:
-        """Offer.
-
-        Python only: part of the fake Actions service.
-        """
         wanted = {label.lower() for label in job.labels}
         for ss in sorted(self.scale_sets.values(), key=lambda s: s.id):
             if wanted <= ss.label_names():
@@ -343,19 +284,11 @@ class FakeState:
                 return
 
     def _offer_queued_jobs(self) -> None:
-        """Offer queued jobs.
-
-        Python only: part of the fake Actions service.
-        """
         for job in list(self.jobs.values()):
             if job.state == "queued":
                 self._offer(job)
 
     def _assign(self, scale_set_id: int) -> None:
-        """Assign.
-
-        Python only: part of the fake Actions service.
-        """
         ss = self.scale_sets.get(scale_set_id)
         if ss is None:
             return
@@ -370,10 +303,6 @@ class FakeState:
                 self._emit(job, job.message("JobAssigned"))
 
     def _emit(self, job: FakeJob, event: dict[str, Any]) -> None:
-        """Emit.
-
-        Python only: part of the fake Actions service.
-        """
         ss = self.scale_sets.get(job.scale_set_id or 0)
         if ss is not None:
             ss.queue.push(event)
@@ -381,18 +310,10 @@ class FakeState:
     # -- statistics, sessions, messages --------------------------------------------------
 
     def statistics(self, scale_set_id: int) -> dict[str, int]:
-        """Statistics.
-
-        Python only: part of the fake Actions service.
-        """
         jobs = [j for j in self.jobs.values() if j.scale_set_id == scale_set_id]
         runners = [r for r in self.runners.values() if r.scale_set_id == scale_set_id]
 
         def count(*states: str) -> int:
-            """Count.
-
-            Python only: part of the fake Actions service.
-            """
             return sum(1 for j in jobs if j.state in states)
 
         busy = sum(1 for r in runners if r.busy)
@@ -407,10 +328,6 @@ class FakeState:
         }
 
     def create_session(self, scale_set_id: int, owner_name: str) -> FakeSession:
-        """Create session.
-
-        Python only: part of the fake Actions service.
-        """
         self.scale_set(scale_set_id)
         if scale_set_id in self.sessions:
             raise FakeError(
@@ -430,56 +347,33 @@ class FakeState:
         return session
 
     def _new_queue_token(self, session: FakeSession) -> None:
-        """New queue token.
-
-        Python only: part of the fake Actions service.
-        """
         session.queue_token = "mq-" + secrets.token_urlsafe(24)
         session.token_expires_at = self.clock() + self.queue_token_ttl
 
     def session(self, scale_set_id: int, session_id: str) -> FakeSession:
-        """Session.
-
-        Python only: part of the fake Actions service.
-        """
         found = self.sessions.get(scale_set_id)
         if found is None or found.session_id != session_id:
             raise FakeError(404, "RunnerScaleSetSessionNotFoundException", f"session {session_id} not found")
         return found
 
     def refresh_session(self, scale_set_id: int, session_id: str) -> FakeSession:
-        """Refresh session.
-
-        Python only: part of the fake Actions service.
-        """
         session = self.session(scale_set_id, session_id)
         self._new_queue_token(session)
         return session
 
     def delete_session(self, scale_set_id: int, session_id: str) -> None:
-        """Delete session.
-
-        Python only: part of the fake Actions service.
-        """
         self.session(scale_set_id, session_id)
         del self.sessions[scale_set_id]
         self.scale_sets[scale_set_id].queue.wake()
 
     def expire_session(self, scale_set_id: int) -> bool:
-        """Drop the scale set's session as the service does with an orphaned one; ``False`` if none.
-
-        Python only: part of the fake Actions service.
-        """
+        """Drop the scale set's session as the service does with an orphaned one; ``False`` if none."""
         if self.sessions.pop(scale_set_id, None) is None:
             return False
         self.scale_sets[scale_set_id].queue.wake()
         return True
 
     def session_by_token(self, scale_set_id: int, token: str) -> FakeSession | None:
-        """Session by token.
-
-        Python only: part of the fake Actions service.
-        """
         session = self.sessions.get(scale_set_id)
         if session is None or not token or not secrets.compare_digest(session.queue_token, token):
             return None
@@ -488,19 +382,11 @@ class FakeState:
         return session
 
     def expire_queue_tokens(self) -> int:
-        """Expire queue tokens.
-
-        Python only: part of the fake Actions service.
-        """
         for session in self.sessions.values():
             session.token_expires_at = 0.0
         return len(self.sessions)
 
     def message_json(self, scale_set_id: int, message: tuple[int, list[dict[str, Any]]]) -> dict[str, Any]:
-        """Message json.
-
-        Python only: part of the fake Actions service.
-        """
         message_id, events = message
         return {
             "messageId": message_id,
@@ -512,10 +398,7 @@ class FakeState:
     async def next_message(
         self, session: FakeSession, last_message_id: int, capacity: int, hold_seconds: float
     ) -> dict[str, Any] | None:
-        """Long poll: the oldest unacknowledged message, or ``None`` after ``hold_seconds``.
-
-        Python only: part of the fake Actions service.
-        """
+        """Long poll: the oldest unacknowledged message, or ``None`` after ``hold_seconds``."""
         ss = self.scale_set(session.scale_set_id)
         ss.capacity = capacity
         if last_message_id > 0:
@@ -538,9 +421,5 @@ class FakeState:
                 return None
 
     def wake_all(self) -> None:
-        """Wake all.
-
-        Python only: part of the fake Actions service.
-        """
         for ss in self.scale_sets.values():
             ss.queue.wake()

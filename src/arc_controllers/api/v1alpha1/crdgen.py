@@ -12,7 +12,8 @@ What goes into a CRD, in controller-gen's terms:
   ``list`` array, ``dict[str, X]`` map, a model an object), with the markers
   of `_markers` (required, minimum, format) and the field's docstring as its
   description (the type's docstring when the field has none);
-* embedded Kubernetes types from ``data/k8s_schemas.json`` (`k8sschema`).
+* embedded Kubernetes types from ``data/k8s_schemas.json`` (`k8sschema`);
+* then upstream's own edit of controller-gen's output: `ATOMIC_CLAIMS`.
 
 Output is deterministic: keys sorted, block style, no timestamps.
 
@@ -37,7 +38,7 @@ from arc_controllers.api.v1alpha1._markers import CrdRequired, Embedded, Format,
 from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
 from arc_controllers.api.v1alpha1.k8sschema import embedded_schema, load_embedded_schemas
 
-__all__ = ["crd_file_name", "generate", "main", "render", "schema_for_model"]
+__all__ = ["ATOMIC_CLAIMS", "crd_file_name", "generate", "main", "render", "schema_for_model", "split_annotated"]
 
 _API_VERSION_DESCRIPTION: Final = (
     "APIVersion defines the versioned schema of this representation of an object.\n"
@@ -55,6 +56,23 @@ _KIND_DESCRIPTION: Final = (
 _SCALARS: Final[dict[Any, str]] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _ROOT_FIELDS: Final = ("api_version", "kind", "metadata", "spec", "status")
 
+_POD: Final = ("initContainers[]", "containers[]", "ephemeralContainers[]")
+ATOMIC_CLAIMS: Final[dict[str, tuple[str, ...]]] = {
+    "AutoscalingRunnerSet": (
+        ".spec.template.spec.resources.claims",
+        *(f".spec.template.spec.{c}.resources.claims" for c in _POD),
+    ),
+    "EphemeralRunnerSet": tuple(f".spec.ephemeralRunnerSpec.spec.{c}.resources.claims" for c in _POD),
+    "EphemeralRunner": tuple(f".spec.spec.{c}.resources.claims" for c in _POD),
+}
+"""Per kind, the ``resources.claims`` lists whose ``x-kubernetes-list-type: map`` (keyed
+by name) upstream deletes after controller-gen ran, leaving atomic lists; every other
+``claims`` keeps the map. The paths are the entries of upstream's list that reach a
+field (some of its entries name paths that do not exist, and hit nothing); a path
+that stops resolving here is an error, not a silent no-op.
+
+Ports: Makefile manifests-gen-crds-fix (the actions.github.com CRDs)"""
+
 
 def _first_paragraph(doc: str | None) -> str:
     if not doc:
@@ -62,7 +80,7 @@ def _first_paragraph(doc: str | None) -> str:
     return inspect.cleandoc(doc).split("\n\n", 1)[0].strip()
 
 
-def _split_annotated(tp: Any) -> tuple[Any, list[Any]]:
+def split_annotated(tp: Any) -> tuple[Any, list[Any]]:
     """Strip ``Annotated`` and ``| None``; return the bare type and all metadata found on the way."""
     metadata: list[Any] = []
     while True:
@@ -81,7 +99,7 @@ def _split_annotated(tp: Any) -> tuple[Any, list[Any]]:
 
 
 def _schema_for_type(tp: Any, metadata: list[Any]) -> dict[str, Any]:
-    tp, more = _split_annotated(tp)
+    tp, more = split_annotated(tp)
     metadata = [*metadata, *more]
     embedded = next((m for m in metadata if isinstance(m, Embedded)), None)
     if embedded is not None:
@@ -110,7 +128,7 @@ def _schema_for_type(tp: Any, metadata: list[Any]) -> dict[str, Any]:
 
 def _field_schema(info: FieldInfo) -> dict[str, Any]:
     schema = _schema_for_type(info.annotation, list(info.metadata))
-    bare, _ = _split_annotated(info.annotation)
+    bare, _ = split_annotated(info.annotation)
     description = (info.description or "").strip()
     if not description and isinstance(bare, type) and issubclass(bare, BaseModel):
         description = _first_paragraph(bare.__doc__)
@@ -166,6 +184,26 @@ def _root_schema(kind: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+def _at(schema: dict[str, Any], path: str) -> dict[str, Any]:
+    node = schema
+    for part in path.strip(".").split("."):
+        name, items = (part[:-2], True) if part.endswith("[]") else (part, False)
+        node = node["properties"][name]
+        if items:
+            node = node["items"]
+    return node
+
+
+def _make_claims_atomic(kind_name: str, schema: dict[str, Any]) -> None:
+    for path in ATOMIC_CLAIMS.get(kind_name, ()):
+        try:
+            claims = _at(schema, path)
+        except KeyError:
+            raise TypeError(f"{kind_name}: ATOMIC_CLAIMS path {path} is not in the schema") from None
+        claims.pop("x-kubernetes-list-type", None)
+        claims.pop("x-kubernetes-list-map-keys", None)
+
+
 def _printer_column(column: PrinterColumn) -> dict[str, Any]:
     return {"jsonPath": column.json_path, "name": column.name, "type": column.type}
 
@@ -183,9 +221,11 @@ def generate(kind: type[BaseModel]) -> dict[str, Any]:
     plural, singular = getattr(kind, "PLURAL", None), getattr(kind, "SINGULAR", None)
     if gvk is None or plural is None or singular is None:
         raise TypeError(f"{kind.__name__} is not a kind: it needs GVK, PLURAL and SINGULAR")
+    root = _root_schema(kind)
+    _make_claims_atomic(gvk.kind, root)
     version: dict[str, Any] = {
         "name": gvk.version,
-        "schema": {"openAPIV3Schema": _root_schema(kind)},
+        "schema": {"openAPIV3Schema": root},
         "served": True,
         "storage": True,
         "subresources": {"status": {}},

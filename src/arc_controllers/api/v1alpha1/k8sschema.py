@@ -9,6 +9,11 @@ controller-gen embeds (``generateEmbeddedObjectMeta``), and only the schema keys
 CRD may carry (the ``x-kubernetes-list-*`` and ``map-type`` markers stay; patch
 strategies, enums and object-typed defaults go).
 
+Where the two generators read the same Go markers differently, the conversion
+follows controller-gen: ``required`` lists sorted, no default where the Go marker
+is ``+default=ref(Constant)`` (`UNEVALUATED_DEFAULTS`), and ``map-type: atomic``
+on the types that embed an atomic struct inline (`INLINED_ATOMIC`).
+
 Descriptions of Kubernetes' own fields are dropped to keep ``data/`` and the
 CRDs small; our fields keep theirs.
 
@@ -28,7 +33,16 @@ from functools import cache
 from importlib import resources
 from typing import Any, Final
 
-__all__ = ["DATA_FILE", "EMBEDDED_OBJECT_META", "ROOTS", "embedded_schema", "inline_schemas", "load_embedded_schemas"]
+__all__ = [
+    "DATA_FILE",
+    "EMBEDDED_OBJECT_META",
+    "INLINED_ATOMIC",
+    "ROOTS",
+    "UNEVALUATED_DEFAULTS",
+    "embedded_schema",
+    "inline_schemas",
+    "load_embedded_schemas",
+]
 
 DATA_FILE: Final = "k8s_schemas.json"
 """File name under ``arc_controllers/api/v1alpha1/data``."""
@@ -82,6 +96,35 @@ _KEEP: Final = frozenset(
     }
 )
 
+UNEVALUATED_DEFAULTS: Final = frozenset(
+    {
+        (_CORE + "AzureDiskVolumeSource", "cachingMode"),
+        (_CORE + "AzureDiskVolumeSource", "kind"),
+    }
+)
+"""(type, field) pairs whose Go default is a ``+default=ref(Constant)`` marker.
+
+openapi-gen evaluates the constant and publishes it as ``default``; controller-gen
+skips ``ref(...)`` markers (it does not evaluate Go constants), so upstream's CRDs
+have no default there, and an API server serving ours would add one to objects Go
+ARC wrote (``cachingMode: ReadWrite``, ``kind: Shared``)."""
+
+INLINED_ATOMIC: Final = frozenset(
+    {
+        _CORE + "ConfigMapEnvSource",
+        _CORE + "SecretEnvSource",
+        _CORE + "ConfigMapVolumeSource",
+        _CORE + "ConfigMapProjection",
+        _CORE + "SecretProjection",
+    }
+)
+"""Types that embed ``LocalObjectReference`` (``+structType=atomic``) with ``json:",inline"``.
+
+controller-gen flattens the embedded struct into them, its ``x-kubernetes-map-type:
+atomic`` included; openapi-gen lists only the embedded fields, so the API server's
+document carries no map type for them. Types with a marker of their own
+(``ConfigMapKeySelector``, ``SecretKeySelector``) need no entry."""
+
 _STRING_MAP: Final = {"additionalProperties": {"type": "string"}, "type": "object"}
 EMBEDDED_OBJECT_META: Final = {
     "properties": {
@@ -134,7 +177,13 @@ def inline_schemas(schemas: Mapping[str, Any], roots: Mapping[str, str] = ROOTS)
             return copy.deepcopy(EMBEDDED_OBJECT_META)
         if name in seen:
             raise ValueError(f"recursive schema: {' -> '.join((*seen, name))}")
-        return convert(schemas[name], (*seen, name), keep_default=False)
+        out = convert(schemas[name], (*seen, name), keep_default=False)
+        for type_name, prop in UNEVALUATED_DEFAULTS:
+            if type_name == name and prop in out.get("properties", {}):
+                out["properties"][prop].pop("default", None)
+        if name in INLINED_ATOMIC:
+            out["x-kubernetes-map-type"] = "atomic"
+        return out
 
     def convert(node: Mapping[str, Any], seen: tuple[str, ...], *, keep_default: bool) -> dict[str, Any]:
         # keep_default: openapi-gen also writes the zero value as default on required
@@ -161,6 +210,8 @@ def inline_schemas(schemas: Mapping[str, Any], roots: Mapping[str, str] = ROOTS)
             elif key == "default":
                 if keep_default and not isinstance(value, (dict, list)):
                     out[key] = value
+            elif key == "required":
+                out[key] = sorted(value)  # openapi-gen keeps Go field order; controller-gen sorts
             else:
                 out[key] = copy.deepcopy(value)
         if "properties" in out and "type" not in out:

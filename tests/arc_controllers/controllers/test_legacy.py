@@ -1,0 +1,117 @@
+"""Adopting Go ARC 0.14.x's objects: which runners the owed legacy cleanup removes, on the envtest fixtures."""
+
+from __future__ import annotations
+
+import copy
+import string
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from arc_controllers.controllers.legacy import (
+    LEGACY_INTEGRITY_HASH,
+    carries_legacy_hash,
+    is_legacy_runner_set,
+    pending_legacy_cleanup,
+    runner_spec_matches_set,
+    without_legacy_hash,
+)
+
+FIXTURES = Path(__file__).resolve().parents[3] / "envtest" / "testdata" / "go-arc-0.14"
+VALUES = {
+    "NAMESPACE": "arc-runners",
+    "CONTROLLER_NAMESPACE": "arc-systems",
+    "CONFIG_URL": "http://127.0.0.1:8080/my-org",
+    "SCALE_SET_ID": "3",
+    "ARS_UID": "ars-uid",
+    "ERS_UID": "ers-uid",
+    "LISTENER_SUFFIX": "754b578d",
+}
+
+
+def scale_set(name: str) -> dict[str, Any]:
+    text = string.Template((FIXTURES / f"{name}.yaml").read_text()).substitute(VALUES)
+    docs = list(yaml.safe_load_all(text))
+    return {
+        "ars": docs[0],
+        "ers": docs[1],
+        "runners": [d for d in docs if d["kind"] == "EphemeralRunner"],
+        "listener": docs[-1],
+    }
+
+
+def names(runners: list[dict[str, Any]]) -> list[str]:
+    return sorted(r["metadata"]["name"] for r in runners)
+
+
+def test_a_settled_go_arc_set_is_adopted_without_deleting_a_runner_arc_4638() -> None:
+    world = scale_set("settled")
+    assert is_legacy_runner_set(world["ers"])
+    cleanup = pending_legacy_cleanup(world["ers"], world["runners"])
+    assert cleanup.done
+    assert names(cleanup.kept) == ["settled-runner-a1b2c", "settled-runner-d3e4f"]  # one idle, one busy
+    assert cleanup.finishing == []
+
+
+def test_the_cleanup_go_arc_owed_removes_the_idle_old_runner_and_lets_the_busy_one_finish_arc_4638() -> None:
+    world = scale_set("pending")
+    assert is_legacy_runner_set(world["ers"])
+    cleanup = pending_legacy_cleanup(world["ers"], world["runners"])
+    assert names(cleanup.remove) == ["pending-runner-g5h6i"]
+    assert names(cleanup.finishing) == ["pending-runner-j7k8l"]
+    assert cleanup.kept == []
+    assert not cleanup.done
+
+
+def test_the_cleanup_is_due_once_runners_already_deleting_or_rebuilt_are_not_due_again() -> None:
+    world = scale_set("pending")
+    idle_old, busy_old = sorted(world["runners"], key=lambda r: r["metadata"]["name"])
+    idle_old["metadata"]["deletionTimestamp"] = "2026-12-02T06:00:00Z"  # the first pass deleted it
+    replacement = copy.deepcopy(busy_old)
+    replacement["metadata"]["name"] = "pending-runner-new01"
+    replacement["spec"] = copy.deepcopy(world["ers"]["spec"]["ephemeralRunnerSpec"])
+    replacement["status"] = {"phase": "Pending"}
+    cleanup = pending_legacy_cleanup(world["ers"], [idle_old, busy_old, replacement])
+    assert cleanup.done
+    assert names(cleanup.deleting) == ["pending-runner-g5h6i"]
+    assert names(cleanup.kept) == ["pending-runner-new01"]
+    assert names(cleanup.finishing) == ["pending-runner-j7k8l"]
+
+
+def test_old_terminated_and_unregistered_runners_are_removed_too() -> None:
+    world = scale_set("pending")
+    failed, running_without_id = (copy.deepcopy(r) for r in world["runners"])
+    failed["status"] = {"phase": "Failed"}
+    running_without_id["status"] = {"phase": "Running", "jobId": "job-1"}  # a job but no runner ID: not busy
+    cleanup = pending_legacy_cleanup(world["ers"], [failed, running_without_id])
+    assert len(cleanup.remove) == 2
+
+
+def test_the_runner_spec_is_compared_semantically_and_without_the_proxy_secret_ref() -> None:
+    world = scale_set("settled")
+    runner = copy.deepcopy(world["runners"][0])
+    runner["spec"]["proxySecretRef"] = "settled-ers-proxy"  # set per runner by the set's controller
+    runner["spec"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "0.5"  # 500m, written differently
+    runner["spec"]["spec"]["tolerations"] = []  # empty and absent are alike
+    assert runner_spec_matches_set(runner, world["ers"])
+    runner["spec"]["spec"]["containers"][0]["image"] = "ghcr.io/actions/actions-runner:2.331.0"
+    assert not runner_spec_matches_set(runner, world["ers"])
+
+
+def test_a_set_our_revisions_have_touched_is_not_legacy_any_more() -> None:
+    world = scale_set("pending")
+    ers = world["ers"]
+    assert carries_legacy_hash(ers)
+    ers["spec"]["actionableRevision"] = 1  # our ARS controller published a spec change: a full cleanup covers it
+    assert not is_legacy_runner_set(ers)
+    del ers["spec"]["actionableRevision"]
+    del ers["metadata"]["annotations"][LEGACY_INTEGRITY_HASH]  # the commit point of the adoption
+    assert not is_legacy_runner_set(ers)
+
+
+def test_a_listener_differing_only_by_the_legacy_hash_compares_equal() -> None:
+    listener = scale_set("settled")["listener"]
+    assert carries_legacy_hash(listener)
+    assert without_legacy_hash(listener["metadata"]["annotations"]) == {}
+    assert without_legacy_hash(None) == {}
