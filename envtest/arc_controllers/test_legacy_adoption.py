@@ -15,7 +15,6 @@ Beyond: ARC #4638; its review asked for a one-time legacy-hash migration, merged
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import string
@@ -25,7 +24,20 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from scaleset_world import ARS, ER, ERS, LISTENER, POD, SECRET, World, consistently, eventually, world
+from scaleset_world import (
+    ARS,
+    ER,
+    ERS,
+    LISTENER,
+    POD,
+    SECRET,
+    World,
+    consistently,
+    eventually,
+    follow_listener_uids,
+    owned_tasks,
+    world,
+)
 
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
 from arc_controllers.resourcebuilder.runner import (
@@ -139,27 +151,11 @@ async def watching(w: World) -> AsyncIterator[Seen]:
             if gone and meta.get("name") not in seen.runners_deleted:
                 seen.runners_deleted.append(meta["name"])
 
-    async def follow_listeners() -> None:
-        async for event in w.client.watch(
-            LISTENER, namespace=w.controller_namespace, resource_version=listeners.resource_version
-        ):
-            if event.type == "ADDED":
-                seen.listeners_added.append(event.object["metadata"]["uid"])
-            elif event.type == "DELETED":
-                seen.listeners_deleted.append(event.object["metadata"]["uid"])
-
-    tasks = [
-        asyncio.create_task(follow_runners(), name="watch-runners"),
-        asyncio.create_task(follow_listeners(), name="watch-listeners"),
-    ]
-    try:
+    listener_uids = follow_listener_uids(
+        w, listeners.resource_version, added=seen.listeners_added, deleted=seen.listeners_deleted
+    )
+    async with owned_tasks(follow_runners(), listener_uids):
         yield seen
-    finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
 
 async def runner_set(w: World, go: GoArc) -> dict[str, Any]:
