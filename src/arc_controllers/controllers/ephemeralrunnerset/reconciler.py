@@ -115,7 +115,8 @@ class EphemeralRunnerSetReconciler:
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: EphemeralRunnerSetReconciler.Reconcile
 
-        The guards are Go's, in Go's order; each branch is one method below.
+        The guards are Go's, in Go's order, plus one of ours (a set Go ARC's integrity-hash
+        scheme left, `_adopt_legacy_runner_set`); each branch is one method below.
         """
         try:
             runner_set = await self.client.get(EPHEMERAL_RUNNER_SET, request.key)
