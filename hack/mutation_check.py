@@ -17,6 +17,8 @@ UNREG = "src/arc_controllers/controllers/unregistration.py"
 T_ERS = "tests/arc_controllers/controllers/test_ephemeralrunnerset.py"
 T_ER = "tests/arc_controllers/controllers/test_ephemeralrunner.py"
 T_CRASH = "tests/arc_controllers/controllers/test_runner_crash.py"
+LEGACY = "src/arc_controllers/controllers/legacy.py"
+T_LEGACY = "tests/arc_controllers/controllers/test_legacy.py"
 
 MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
     ("1", ERS,
@@ -91,6 +93,17 @@ MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
     ("ARS-annotate", "src/arc_controllers/controllers/autoscalingrunnerset/registration.py",
      "        if all(key in current and current[key] == value for key, value in values.items()):\n            return\n", "",
      "tests/arc_controllers/controllers/test_autoscalingrunnerset_registration.py", "no_patch"),
+    # Issue 17 item 4: Go ARC's integrity-hash sets adopted (cleanup before the commit point, under the lock).
+    ("legacy-order", ERS,
+     "            await self.runners.remove_ephemeral_runners(runner_set, cleanup.remove)\n        drop_legacy_hash(lazy.mutate())\n        await self.client.patch(runner_set, lazy.merge_from(optimistic_lock=True))\n",
+     "        drop_legacy_hash(lazy.mutate())\n        await self.client.patch(runner_set, lazy.merge_from(optimistic_lock=True))\n        await self.runners.remove_ephemeral_runners(runner_set, cleanup.remove)\n",
+     T_LEGACY, "crash_before_the_commit_point"),
+    ("legacy-lock", ERS, "        await self.client.patch(runner_set, lazy.merge_from(optimistic_lock=True))\n        log.info(\"adopted",
+     "        await self.client.patch(runner_set, lazy.merge_from())\n        log.info(\"adopted", T_LEGACY, "under_the_lock"),
+    ("legacy-kept", LEGACY, "    return semantic_equal(_comparable(runner.get(\"spec\")), _comparable(wanted))",
+     "    return False", T_LEGACY, "settled"),
+    ("legacy-busy", LEGACY, "        elif any(runner is b for b in busy):\n            out.finishing.append(runner)\n", "",
+     T_LEGACY, "busy_one_finish"),
 ]
 
 

@@ -12,7 +12,7 @@ import asyncio
 import base64
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,8 +74,24 @@ __all__ = [
     "SECRET",
     "World",
     "eventually",
+    "follow_listener_uids",
+    "owned_tasks",
     "world",
 ]
+
+
+@contextlib.asynccontextmanager
+async def owned_tasks(*coros: Coroutine[Any, Any, None]) -> AsyncIterator[None]:
+    """Run ``coros`` as tasks for the block (watch followers); each is cancelled and awaited on exit."""
+    tasks = [asyncio.create_task(coro, name=f"follower-{n}") for n, coro in enumerate(coros)]
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 @dataclass
@@ -223,6 +239,15 @@ class World:
                         if obj["metadata"].get("finalizers"):
                             await self.patch(obj, {"metadata": {"finalizers": None}})
                         await self.client.delete(obj)
+
+
+async def follow_listener_uids(w: World, resource_version: str, *, added: list[str], deleted: list[str]) -> None:
+    """Append the UID of every listener ADDED / DELETED in the controller namespace after ``resource_version``."""
+    async for event in w.client.watch(LISTENER, namespace=w.controller_namespace, resource_version=resource_version):
+        if event.type == "ADDED":
+            added.append(event.object["metadata"]["uid"])
+        elif event.type == "DELETED":
+            deleted.append(event.object["metadata"]["uid"])
 
 
 @pytest_asyncio.fixture(loop_scope="session")

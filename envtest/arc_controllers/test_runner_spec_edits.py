@@ -16,7 +16,17 @@ from typing import Any
 
 import pytest
 
-from .scaleset_world import ARS, ERS, LISTENER, World, consistently, eventually, world
+from .scaleset_world import (
+    ARS,
+    ERS,
+    LISTENER,
+    World,
+    consistently,
+    eventually,
+    follow_listener_uids,
+    owned_tasks,
+    world,
+)
 
 __all__ = ["world"]
 
@@ -37,15 +47,6 @@ async def watching(w: World) -> AsyncIterator[Tally]:
     listeners = await w.client.list(LISTENER, namespace=w.controller_namespace)
     sets = await w.client.list(ERS, namespace=w.namespace)
 
-    async def follow_listeners() -> None:
-        async for event in w.client.watch(
-            LISTENER, namespace=w.controller_namespace, resource_version=listeners.resource_version
-        ):
-            if event.type == "ADDED":
-                tally.listeners_added.append(event.object["metadata"]["uid"])
-            elif event.type == "DELETED":
-                tally.listeners_deleted.append(event.object["metadata"]["uid"])
-
     async def follow_sets() -> None:
         async for event in w.client.watch(ERS, namespace=w.namespace, resource_version=sets.resource_version):
             if event.type in ("ADDED", "MODIFIED"):
@@ -54,18 +55,11 @@ async def watching(w: World) -> AsyncIterator[Tally]:
                 if not tally.revisions or tally.revisions[-1] != revision:
                     tally.revisions.append(revision)
 
-    tasks = [
-        asyncio.create_task(follow_listeners(), name="watch-listeners"),
-        asyncio.create_task(follow_sets(), name="watch-runner-sets"),
-    ]
-    try:
+    listener_uids = follow_listener_uids(
+        w, listeners.resource_version, added=tally.listeners_added, deleted=tally.listeners_deleted
+    )
+    async with owned_tasks(listener_uids, follow_sets()):
         yield tally
-    finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
 
 async def _running(w: World) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Adopting what Go ARC's integrity-hash scheme left behind, with no churn (not wired in yet).
+"""Adopting what Go ARC's integrity-hash scheme left behind, with no churn.
 
 Before the revision scheme (#4638), Go ARC patched a new runner spec into the
 EphemeralRunnerSet in place and its set controller, on seeing the set's
@@ -16,13 +16,18 @@ This module decides, without writing:
   semantically from the set's runner spec was built before the change and is due; one
   whose spec equals it keeps running, idle or busy (adoption without churn). Of the
   due runners, those with a job finish it (they are ephemeral); the rest are removed.
-* `without_legacy_hash`: annotations for comparisons that must not see the key (a
-  listener equal to the desired one but for it is adopted, not recreated).
 
-The reconciler then removes ``remove`` and, once nothing is left to remove, strips the
-annotation from the set with an optimistic-lock patch: that strip is the commit point,
-so a crash before it repeats a cleanup that finds nothing more to remove, and after it
-the applied revision takes over.
+The EphemeralRunnerSet reconciler removes what is due (as its revision cleanup does:
+terminated runners deleted, the others unregistered, then deleted) and then strips the
+annotation from the set (`drop_legacy_hash`) with an optimistic-lock patch, in the same
+pass. That strip is the commit point: a crash before it repeats a pass that finds the
+removed runners deleting and nothing more due, and after it the set is no longer legacy
+and the applied revision (0, equal to the actionable one) takes over.
+
+On runners the annotation is inert: nothing compares runner annotations. A listener
+carrying it is recreated once, as upstream does (spec §3.2, TestLegacyIntegrityHash
+AnnotationCausesOneTimeListenerRecreation): its spec names Go ARC's listener image
+anyway, so it differs from ours whatever the annotations say; no runner is touched.
 
 Beyond: ARC #4638; its review asked for a one-time legacy-hash migration, merged without one.
 """
@@ -42,10 +47,10 @@ __all__ = [
     "LEGACY_INTEGRITY_HASH",
     "LegacyCleanup",
     "carries_legacy_hash",
+    "drop_legacy_hash",
     "is_legacy_runner_set",
     "pending_legacy_cleanup",
     "runner_spec_matches_set",
-    "without_legacy_hash",
 ]
 
 LEGACY_INTEGRITY_HASH = ANNOTATION_KEY_INTEGRITY_HASH_OLDER
@@ -87,9 +92,11 @@ def runner_spec_matches_set(runner: Mapping[str, Any], runner_set: Mapping[str, 
 class LegacyCleanup:
     """The runners of a legacy set, by what the owed cleanup does to them."""
 
+    delete: list[Object] = field(default_factory=list)
+    """Built from an older spec and terminated: deleted once (no registration left to ask about)."""
     remove: list[Object] = field(default_factory=list)
-    """Built from an older spec and not busy: terminated ones, pending ones without a job, running
-    ones that are idle or have no runner ID. Removed once (service registration, then the object)."""
+    """Built from an older spec and not busy: pending ones without a job, running ones that are
+    idle or have no runner ID. Removed once (service registration, then the object)."""
     finishing: list[Object] = field(default_factory=list)
     """Built from an older spec and running a job: kept; they go when the job ends."""
     kept: list[Object] = field(default_factory=list)
@@ -99,8 +106,8 @@ class LegacyCleanup:
 
     @property
     def done(self) -> bool:
-        """Nothing is left to remove: the annotation may go."""
-        return not self.remove
+        """Nothing is left to delete or remove: the annotation may go."""
+        return not self.delete and not self.remove
 
 
 def pending_legacy_cleanup(runner_set: Mapping[str, Any], runners: Iterable[Object]) -> LegacyCleanup:
@@ -115,18 +122,21 @@ def pending_legacy_cleanup(runner_set: Mapping[str, Any], runners: Iterable[Obje
     """
     state = new_ephemeral_runners_by_states(runners, 0)
     out = LegacyCleanup(deleting=list(state.deleting))
+    for runner in state.terminated():
+        (out.kept if runner_spec_matches_set(runner, runner_set) else out.delete).append(runner)
     busy = [r for r in state.pending if has_job(r)] + [r for r in state.running if runner_id(r) > 0 and has_job(r)]
-    busy_ids = {id(r) for r in busy}
-    for runner in [*state.terminated(), *state.pending, *state.running]:
+    for runner in [*state.pending, *state.running]:
         if runner_spec_matches_set(runner, runner_set):
             out.kept.append(runner)
-        elif id(runner) in busy_ids:
+        elif any(runner is b for b in busy):
             out.finishing.append(runner)
         else:
             out.remove.append(runner)
     return out
 
 
-def without_legacy_hash(annotations: Mapping[str, str] | None) -> dict[str, str]:
-    """A copy of ``annotations`` without ``actions.github.com/integrity-hash``."""
-    return {k: v for k, v in (annotations or {}).items() if k != LEGACY_INTEGRITY_HASH}
+def drop_legacy_hash(runner_set: Object) -> None:
+    """Remove ``actions.github.com/integrity-hash`` from ``runner_set`` (in memory; the caller patches)."""
+    annotations = (runner_set.get("metadata") or {}).get("annotations")
+    if annotations:
+        annotations.pop(LEGACY_INTEGRITY_HASH, None)

@@ -1,22 +1,32 @@
-"""Adopting Go ARC 0.14.x's objects: which runners the owed legacy cleanup removes, on the envtest fixtures."""
+"""Adopting Go ARC 0.14.x's objects: which runners the owed legacy cleanup removes, on the envtest fixtures,
+and the EphemeralRunnerSet reconciler doing it once, across a crash before the commit point."""
 
 from __future__ import annotations
 
 import copy
+import json
 import string
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from fakeapi import FakeCluster
 
+from arc_controllers.controllers.actions_seam import RunnerReference
+from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
 from arc_controllers.controllers.legacy import (
     LEGACY_INTEGRITY_HASH,
     carries_legacy_hash,
+    drop_legacy_hash,
     is_legacy_runner_set,
     pending_legacy_cleanup,
     runner_spec_matches_set,
-    without_legacy_hash,
 )
+from .conftest import FakeActions
+from reconcilekit.errors import ConflictError
+from reconcilekit.reconcile import Request
+from reconcilekit.testing import CRASHED, CrashInjector
 
 FIXTURES = Path(__file__).resolve().parents[3] / "envtest" / "testdata" / "go-arc-0.14"
 VALUES = {
@@ -85,7 +95,8 @@ def test_old_terminated_and_unregistered_runners_are_removed_too() -> None:
     failed["status"] = {"phase": "Failed"}
     running_without_id["status"] = {"phase": "Running", "jobId": "job-1"}  # a job but no runner ID: not busy
     cleanup = pending_legacy_cleanup(world["ers"], [failed, running_without_id])
-    assert len(cleanup.remove) == 2
+    assert cleanup.delete == [failed]  # no registration to ask about, as in the revision cleanup
+    assert cleanup.remove == [running_without_id]
 
 
 def test_the_runner_spec_is_compared_semantically_and_without_the_proxy_secret_ref() -> None:
@@ -110,8 +121,89 @@ def test_a_set_our_revisions_have_touched_is_not_legacy_any_more() -> None:
     assert not is_legacy_runner_set(ers)
 
 
-def test_a_listener_differing_only_by_the_legacy_hash_compares_equal() -> None:
-    listener = scale_set("settled")["listener"]
-    assert carries_legacy_hash(listener)
-    assert without_legacy_hash(listener["metadata"]["annotations"]) == {}
-    assert without_legacy_hash(None) == {}
+def test_dropping_the_hash_keeps_the_other_annotations() -> None:
+    ers = scale_set("pending")["ers"]
+    drop_legacy_hash(ers)
+    assert ers["metadata"]["annotations"] == {
+        "actions.github.com/runner-group-name": "Default",
+        "actions.github.com/runner-scale-set-name": "pending",
+    }
+    drop_legacy_hash({"metadata": {}})  # nothing to drop
+
+
+# ---- the EphemeralRunnerSet reconciler adopting the fixtures -----------------------------------
+
+
+def legacy_world(name: str) -> tuple[FakeCluster, FakeActions, Request]:
+    """The fixture's set and runners on a fake API server, the runners registered (busy ones busy)."""
+    world = scale_set(name)
+    cluster, actions = FakeCluster(), FakeActions()
+    cluster.put(world["ers"])
+    for runner in world["runners"]:
+        cluster.put(runner)
+        rid, runner_name = runner["status"]["runnerId"], runner["metadata"]["name"]
+        actions.runners[rid] = RunnerReference(id=rid, name=runner_name, runner_scale_set_id=3)
+        if runner["status"].get("jobId"):
+            actions.busy.add(rid)
+    return cluster, actions, Request(VALUES["NAMESPACE"], name)
+
+
+def reconciler(cluster: FakeCluster, actions: FakeActions, client: Any = None) -> EphemeralRunnerSetReconciler:
+    async def factory(_: Any) -> FakeActions:
+        return actions
+
+    return EphemeralRunnerSetReconciler(
+        client=client or cluster.client(), api_reader=cluster.api_reader(), actions=factory
+    )
+
+
+def removed(actions: FakeActions) -> list[int]:
+    return [rid for call, rid in actions.calls if call == "remove_runner"]
+
+
+def deleting(cluster: FakeCluster) -> list[str]:
+    runners = cluster.objects("EphemeralRunner", VALUES["NAMESPACE"])
+    return sorted(r["metadata"]["name"] for r in runners if r["metadata"].get("deletionTimestamp"))
+
+
+def set_annotations(cluster: FakeCluster, name: str) -> dict[str, str]:
+    runner_set = cluster.get("EphemeralRunnerSet", VALUES["NAMESPACE"], name)
+    annotations: dict[str, str] = runner_set["metadata"]["annotations"]
+    return annotations
+
+
+async def test_the_reconciler_adopts_a_settled_set_and_strips_the_hash_under_the_lock_arc_4638() -> None:
+    cluster, actions, request = legacy_world("settled")
+    await reconciler(cluster, actions).reconcile(request)
+    assert LEGACY_INTEGRITY_HASH not in set_annotations(cluster, "settled")
+    strip = next(r for r in cluster.requests if r.verb == "patch" and r.kind == "EphemeralRunnerSet")
+    assert json.loads(strip.body)["metadata"]["resourceVersion"]  # the optimistic lock
+    await reconciler(cluster, actions).reconcile(request)  # the revision scheme from here on
+    assert removed(actions) == []
+    assert deleting(cluster) == []
+    assert len(cluster.objects("EphemeralRunner")) == 2
+
+
+async def test_a_crash_before_the_commit_point_does_not_repeat_the_cleanup_arc_4638() -> None:
+    cluster, actions, request = legacy_world("pending")
+    crash = CrashInjector(cluster.client(), verb="patch", kind="EphemeralRunnerSet", when="before")
+    assert await crash.run(reconciler(cluster, actions, crash).reconcile(request)) is CRASHED
+    assert removed(actions) == [21]  # the idle old runner; the busy one (22) is never asked about
+    assert deleting(cluster) == ["pending-runner-g5h6i"]  # held by the runner controller's finalizer
+    assert LEGACY_INTEGRITY_HASH in set_annotations(cluster, "pending")
+
+    await reconciler(cluster, actions).reconcile(request)  # the restarted process
+    assert LEGACY_INTEGRITY_HASH not in set_annotations(cluster, "pending")
+    await reconciler(cluster, actions).reconcile(request)
+    assert removed(actions) == [21]
+    assert deleting(cluster) == ["pending-runner-g5h6i"]
+
+
+async def test_a_conflict_on_the_strip_retries_without_removing_twice_arc_4638() -> None:
+    cluster, actions, request = legacy_world("pending")
+    cluster.inject_conflicts("patch", "EphemeralRunnerSet")
+    with pytest.raises(ConflictError):
+        await reconciler(cluster, actions).reconcile(request)
+    await reconciler(cluster, actions).reconcile(request)
+    assert LEGACY_INTEGRITY_HASH not in set_annotations(cluster, "pending")
+    assert removed(actions) == [21]

@@ -29,6 +29,7 @@ from arc_controllers.controllers.ephemeralrunnerset.runners import (
 )
 from arc_controllers.controllers.ephemeralrunnerset.status import RunnerSetStatus
 from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY
+from arc_controllers.controllers.legacy import drop_legacy_hash, is_legacy_runner_set, pending_legacy_cleanup
 from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.controllers.predicates import ephemeral_runner_set_runner_predicate
 from arc_controllers.controllers.runnerstates import EphemeralRunnersByState, new_ephemeral_runners_by_states
@@ -114,7 +115,8 @@ class EphemeralRunnerSetReconciler:
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: EphemeralRunnerSetReconciler.Reconcile
 
-        The guards are Go's, in Go's order; each branch is one method below.
+        The guards are Go's, in Go's order, plus one of ours (a set Go ARC's integrity-hash
+        scheme left, `_adopt_legacy_runner_set`); each branch is one method below.
         """
         try:
             runner_set = await self.client.get(EPHEMERAL_RUNNER_SET, request.key)
@@ -127,6 +129,8 @@ class EphemeralRunnerSetReconciler:
             return await self._finalize(lazy)
         if not contains_finalizer(runner_set, _FINALIZER):
             return await self._add_finalizer(lazy)
+        if is_legacy_runner_set(runner_set):
+            return await self._adopt_legacy_runner_set(lazy)
         if int(spec.get("actionableRevision") or 0) > int(status.get("appliedActionableRevision") or 0):
             return await self._apply_actionable_revision(runner_set)
         if status.get("phase") == EphemeralRunnerSetPhase.OUTDATED:
@@ -166,6 +170,33 @@ class EphemeralRunnerSetReconciler:
         add_finalizer(lazy.mutate(), _FINALIZER)
         await self.client.patch(lazy.obj, lazy.merge_from())
         log.info("added finalizer")
+        return Result()
+
+    async def _adopt_legacy_runner_set(self, lazy: LazyCopy) -> Result:
+        """Do once the cleanup Go ARC's integrity-hash scheme owed, then strip the hash: the revisions take over.
+
+        Runners whose spec differs from the set's go as in the revision cleanup (busy ones
+        finish their job); the others are adopted as they are. The optimistic-lock strip
+        is the commit point: until it lands, a retry finds the removed runners deleting
+        and removes nothing twice (`arc_controllers.controllers.legacy`).
+
+        Beyond: ARC #4638; its review asked for a one-time legacy-hash migration, merged without one.
+        """
+        runner_set = lazy.obj
+        cleanup = pending_legacy_cleanup(runner_set, await self.runners.list_owned(runner_set))
+        if not cleanup.done:
+            log.info(
+                "doing the runner cleanup Go ARC's integrity hash left pending",
+                delete=len(cleanup.delete),
+                remove=len(cleanup.remove),
+                finishing=len(cleanup.finishing),
+                kept=len(cleanup.kept),
+            )
+            await self.runners.delete_ephemeral_runners_in_batches(cleanup.delete)
+            await self.runners.remove_ephemeral_runners(runner_set, cleanup.remove)
+        drop_legacy_hash(lazy.mutate())
+        await self.client.patch(runner_set, lazy.merge_from(optimistic_lock=True))
+        log.info("adopted Go ARC's runner set; the actionable revision takes over", kept=len(cleanup.kept))
         return Result()
 
     async def _apply_actionable_revision(self, runner_set: Object) -> Result:

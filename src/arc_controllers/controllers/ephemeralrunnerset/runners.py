@@ -153,22 +153,39 @@ class RunnerSetRunners:
         Ports: EphemeralRunnerSetReconciler.cleanUpEphemeralRunners
         Differs: no grace period for runners whose ID is still 0; the wait is always 0 (docs/porting-notes.md).
         """
+        runners = await self.list_owned(runner_set)
+        self.observe_created(object_key_from_object(runner_set), runners)
+        if not runners:
+            await self.proxy.clean_up_proxy_secret(runner_set)
+            return True, 0.0
+        state = new_ephemeral_runners_by_states(
+            runners, int(objects.status(runner_set).get("appliedActionableRevision") or 0)
+        )
+        await self.delete_ephemeral_runners_in_batches(state.terminated())
+        if not state.running and not state.pending:
+            return False, 0.0
+        victims = [r for r in state.pending if not has_job(r)]
+        victims += [r for r in state.running if not (runner_id(r) > 0 and has_job(r))]
+        await self.remove_ephemeral_runners(runner_set, victims)
+        return False, 0.0
+
+    async def list_owned(self, runner_set: Object) -> list[Object]:
+        """Python only: the set's runners from the cache (the owner index)."""
         runners = await self.client.list(
             EPHEMERAL_RUNNER,
             namespace=objects.namespace(runner_set),
             fields={RESOURCE_OWNER_KEY: objects.name(runner_set)},
         )
-        self.observe_created(object_key_from_object(runner_set), runners.items)
-        if not runners.items:
-            await self.proxy.clean_up_proxy_secret(runner_set)
-            return True, 0.0
-        state = new_ephemeral_runners_by_states(
-            runners.items, int(objects.status(runner_set).get("appliedActionableRevision") or 0)
-        )
-        await self.delete_ephemeral_runners_in_batches(state.terminated())
-        if not state.running and not state.pending:
-            return False, 0.0
+        return list(runners.items)
 
+    async def remove_ephemeral_runners(self, runner_set: Object, runners: list[Object]) -> None:
+        """Unregister each of ``runners`` from the service and delete it, one by one; every failure is reported.
+
+        One Actions client serves them all, made when the first registered runner needs it.
+        A runner the service reports busy is kept (it finishes its job).
+
+        Ports: EphemeralRunnerSetReconciler.cleanUpEphemeralRunners, the removal loop
+        """
         actions: list[RunnerActionsClient] = []
 
         async def client_for(runner: Object) -> RunnerActionsClient | None:
@@ -179,15 +196,12 @@ class RunnerSetRunners:
             return actions[0]
 
         errors: list[BaseException] = []
-        victims = [r for r in state.pending if not has_job(r)]
-        victims += [r for r in state.running if not (runner_id(r) > 0 and has_job(r))]
-        for runner in victims:
+        for runner in runners:
             try:
                 await self.delete_ephemeral_runner_with_actions_client(runner, await client_for(runner))
             except Exception as err:
                 errors.append(err)
         _raise_combined(errors)
-        return False, 0.0
 
     async def delete_ephemeral_runner_with_actions_client(
         self, runner: Object, actions: RunnerActionsClient | None
