@@ -24,6 +24,17 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+from arc_controllers.resourcebuilder.runner import (
+    JitRunnerConfig,
+    RunnerBuildOptions,
+    new_ephemeral_runner_jit_secret,
+    new_ephemeral_runner_pod,
+)
+from reconcilekit.errors import InternalError
+from reconcilekit.testing import Call, InterceptorClient
+
 from .scaleset_world import (
     ARS,
     ER,
@@ -38,16 +49,6 @@ from .scaleset_world import (
     owned_tasks,
     world,
 )
-
-from arc_controllers.resourcebuilder.listener import scale_set_listener_name
-from arc_controllers.resourcebuilder.runner import (
-    JitRunnerConfig,
-    RunnerBuildOptions,
-    new_ephemeral_runner_jit_secret,
-    new_ephemeral_runner_pod,
-)
-from reconcilekit.errors import InternalError
-from reconcilekit.testing import Call, InterceptorClient
 
 __all__ = ["world"]
 

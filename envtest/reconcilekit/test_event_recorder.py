@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from rk_support import CM, configmap
 from structlog.testing import capture_logs
 
 from reconcilekit.builder import controller_managed_by
@@ -26,6 +25,8 @@ from reconcilekit.manager import ControllerManager, Options, new_manager
 from reconcilekit.reconcile import Request, Result
 from reconcilekit.recorder import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from reconcilekit.testing import consistently, eventually
+
+from .rk_support import CM, configmap
 
 EVENT = GroupVersionKind("", "v1", "Event")
 RBAC = "rbac.authorization.k8s.io/v1"

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import yaml
-from fakeapi import FakeCluster
 
 from arc_controllers.controllers.actions_seam import RunnerReference
 from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
@@ -23,10 +22,12 @@ from arc_controllers.controllers.legacy import (
     pending_legacy_cleanup,
     runner_spec_matches_set,
 )
-from .conftest import FakeActions
 from reconcilekit.errors import ConflictError
 from reconcilekit.reconcile import Request
 from reconcilekit.testing import CRASHED, CrashInjector
+from tests.arc_controllers.fakeapi import FakeCluster
+
+from .conftest import FakeActions
 
 FIXTURES = Path(__file__).resolve().parents[3] / "envtest" / "testdata" / "go-arc-0.14"
 VALUES = {
