@@ -23,12 +23,13 @@ from typing import Any
 
 import structlog
 
+from arc_controllers.api.v1alpha1 import CONFIG_MAP, SECRET
 from arc_controllers.cmd._logging import configure_manager_logging
 from arc_controllers.cmd.crds import check_served_crds, print_crds
 from arc_controllers.cmd.options import LOG_FORMATS, LOG_LEVELS, ManagerOptions, StartupError, parse_manager_options
 from arc_controllers.controllers import Controllers, ControllersOptions, setup_controllers
 from reconcilekit.cache.options import Options as CacheOptions
-from reconcilekit.client.interfaces import GroupVersionKind, WithWatch
+from reconcilekit.client.interfaces import WithWatch
 from reconcilekit.config import RestConfig, load_rest_config
 from reconcilekit.healthz import ping
 from reconcilekit.manager import ControllerManager, LeaderElectionLostError, new_manager, run_until_signalled
@@ -52,7 +53,7 @@ log = structlog.get_logger("arc_controllers.cmd.manager")
 BUILD_VERSION_ENV = "ARC_BUILD_VERSION"
 """Environment variable holding the build version (Go injects it at link time); ``dev`` when unset."""
 
-UNCACHED_KINDS = (GroupVersionKind("", "v1", "Secret"), GroupVersionKind("", "v1", "ConfigMap"))
+UNCACHED_KINDS = (SECRET, CONFIG_MAP)
 """Kinds every read fetches from the API server (ARC's ``Client.Cache.DisableFor``)."""
 
 

@@ -12,8 +12,9 @@ parse, the scale-set mode environment checks), and controllers/actions.github.co
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from arc_controllers.cmd.goflag import FlagError, FlagSet, HelpRequested, parse_go_int
 
@@ -215,13 +216,7 @@ def parse_manager_options(argv: Sequence[str], environ: Mapping[str, str]) -> Ma
 
     Ports: main.go's start-up sequence up to building the manager
     """
-    for var in ("GITHUB_APP_ID", "GITHUB_APP_INSTALLATION_ID"):
-        raw = environ.get(var, "")
-        if raw:
-            try:
-                parse_go_int(raw)
-            except ValueError:
-                raise StartupError(f"processing environment variables: {var} is not an integer", 1) from None
+    _check_github_environment(environ)
     fs = manager_flag_set()
     try:
         parsed = fs.parse(argv)
@@ -249,15 +244,7 @@ def parse_manager_options(argv: Sequence[str], environ: Mapping[str, str]) -> Ma
             1,
         )
 
-    concurrency = {
-        "autoscalingrunnerset": _positive_or(values, "autoscaling-runner-set-max-concurrent-reconciles"),
-        "autoscalinglistener": _positive_or(values, "autoscaling-listener-max-concurrent-reconciles"),
-        "ephemeralrunnerset": _positive_or(values, "ephemeral-runner-set-max-concurrent-reconciles"),
-        "ephemeralrunner": _positive_or(values, "ephemeral-runner-max-concurrent-reconciles"),
-    }
-    older_flag = "runner-max-concurrent-reconciles"
-    if older_flag in parsed.given and "ephemeral-runner-max-concurrent-reconciles" not in parsed.given:
-        concurrency["ephemeralrunner"] = max(1, int(values[older_flag]))
+    concurrency = _concurrency(values, parsed.given)
     metrics_addr = values["metrics-addr"] or ":8080"
     return ManagerOptions(
         auto_scaling_runner_set_only=scale_set_mode,
@@ -286,6 +273,31 @@ def parse_manager_options(argv: Sequence[str], environ: Mapping[str, str]) -> Ma
         listener_entrypoint=environ.get("LISTENER_ENTRYPOINT") or DEFAULT_LISTENER_ENTRYPOINT,
         skip_crd_check=values["skip-crd-check"],
     )
+
+
+def _check_github_environment(environ: Mapping[str, str]) -> None:
+    """Exit 1 (StartupError) when GITHUB_APP_ID or GITHUB_APP_INSTALLATION_ID is set but not an integer."""
+    for var in ("GITHUB_APP_ID", "GITHUB_APP_INSTALLATION_ID"):
+        raw = environ.get(var, "")
+        if raw:
+            try:
+                parse_go_int(raw)
+            except ValueError:
+                raise StartupError(f"processing environment variables: {var} is not an integer", 1) from None
+
+
+def _concurrency(values: Mapping[str, Any], given: Collection[str]) -> dict[str, int]:
+    """Workers per reconciler; the older ``--runner-max-concurrent-reconciles`` counts when the newer flag is absent."""
+    concurrency = {
+        "autoscalingrunnerset": _positive_or(values, "autoscaling-runner-set-max-concurrent-reconciles"),
+        "autoscalinglistener": _positive_or(values, "autoscaling-listener-max-concurrent-reconciles"),
+        "ephemeralrunnerset": _positive_or(values, "ephemeral-runner-set-max-concurrent-reconciles"),
+        "ephemeralrunner": _positive_or(values, "ephemeral-runner-max-concurrent-reconciles"),
+    }
+    older_flag = "runner-max-concurrent-reconciles"
+    if older_flag in given and "ephemeral-runner-max-concurrent-reconciles" not in given:
+        concurrency["ephemeralrunner"] = max(1, int(values[older_flag]))
+    return concurrency
 
 
 def _positive_or(values: Mapping[str, object], name: str) -> int:

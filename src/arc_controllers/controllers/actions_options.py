@@ -26,13 +26,12 @@ from urllib.parse import urlsplit, urlunsplit
 from cryptography import x509
 
 from arc_controllers.actions.proxy import ProxyConfig as ProxyRule
+from arc_controllers.api.v1alpha1 import CONFIG_MAP, SECRET
 from arc_controllers.api.v1alpha1.common import ProxyConfig, TLSConfig
 from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey
 
 __all__ = ["ClientConfigError", "ClientOptions", "ObjectReader", "resolve_client_options"]
 
-SECRET = GroupVersionKind("", "v1", "Secret")
-CONFIG_MAP = GroupVersionKind("", "v1", "ConfigMap")
 
 
 class ObjectReader(Protocol):

@@ -37,10 +37,11 @@ from arc_controllers.actions import (
     SystemInfo,
     new_client,
 )
+from arc_controllers.api.v1alpha1 import SECRET
 from arc_controllers.api.v1alpha1.appconfig import AppConfig
 from arc_controllers.controllers.actions_options import ClientConfigError, ObjectReader, resolve_client_options
 from arc_controllers.resourcebuilder.runner import JitRunnerConfig
-from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey
+from reconcilekit.client.interfaces import Object, ObjectKey
 
 __all__ = [
     "ActionsClientFactory",
@@ -57,7 +58,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-SECRET = GroupVersionKind("", "v1", "Secret")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

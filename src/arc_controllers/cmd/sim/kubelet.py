@@ -36,13 +36,14 @@ from typing import Any, Literal, Protocol
 
 import structlog
 
+from arc_controllers.api.v1alpha1 import POD, SECRET
 from arc_controllers.cmd.sim.podidentity import ServiceAccountMissingError, pod_kubeconfig
 from arc_controllers.constants import (
     ENV_ACTIONS_RUNNER_INPUT_JITCONFIG,
     ENV_LISTENER_CONFIG_PATH,
     LISTENER_CONFIG_SECRET_KEY,
 )
-from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey, WithWatch
+from reconcilekit.client.interfaces import ObjectKey, WithWatch
 from reconcilekit.client.patch import raw_patch
 from reconcilekit.errors import is_not_found
 
@@ -50,8 +51,6 @@ __all__ = ["POD", "SECRET", "JobBoard", "Kubelet", "PodKind", "SimulatedRunner",
 
 log = structlog.get_logger(__name__)
 
-POD = GroupVersionKind("", "v1", "Pod")
-SECRET = GroupVersionKind("", "v1", "Secret")
 
 PodKind = Literal["listener", "runner", "other"]
 """What a pod is to the simulator."""

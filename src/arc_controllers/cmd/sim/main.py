@@ -228,15 +228,12 @@ async def run_simulation(
             exist; returns the REST config the controller manager runs with (tests: a
             ServiceAccount holding only the Helm charts' RBAC). ``None``: the admin config.
     """
-    from reconcilekit.envtest import Environment
-
     out = stream if stream is not None else sys.stdout
     workdir = out_dir / "work"
     await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
     crds = await asyncio.to_thread(crd_folder, workdir)
     timeline = Timeline()
     progress = Progress(out, jobs_total=scenario.total_jobs)
-    ss = scenario.scale_set
     started = time.monotonic()
     controller_log = await asyncio.to_thread(open, out_dir / "controller.log", "w", encoding="utf-8")
     logging_before = structlog.get_config()
@@ -244,105 +241,161 @@ async def run_simulation(
         configure_manager_logging(log_level, "text", stream=controller_log)
         async with contextlib.AsyncExitStack() as stack:
             stack.callback(lambda: structlog.configure(**logging_before))
-            if environment is None:
-                env = Environment(crd_paths=[crds], use_existing_cluster=use_existing_cluster)
-                where = " (existing cluster)" if use_existing_cluster else ""
-                progress.note(f"arc-sim: starting the control plane{where}")
-                try:
-                    await env.start()
-                except Exception as err:
-                    raise SimulationError(f"the control plane did not start: {err}") from err
-                stack.push_async_callback(env.stop)
-            else:
-                env = environment
-                await env.install_crds([crds])
+            env = await _control_plane(stack, environment, crds, use_existing_cluster, progress)
             rest = await load_rest_config(env.kubeconfig_path)
             client = new_client(rest, field_owner="arc-sim", register_prometheus=False)
             stack.push_async_callback(client.close)
             fake = FakeActionsService(poll_hold=3.0)
             await fake.start()
             stack.push_async_callback(fake.stop)
-            for ns in dict.fromkeys((ss.controller_namespace, ss.namespace)):
-                await create_if_absent(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-            secret = f"{ss.name}-gha-rs-github-secret"
-            await create_if_absent(
-                client,
-                {
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    "metadata": {"name": secret, "namespace": ss.namespace},
-                    "stringData": {"github_token": fake.pat.token},
-                },
-            )
+            secret = await _seed_namespaces(client, scenario, fake)
             board = ServiceBoard(fake, timeline, lambda: time.monotonic() - run.t0)
-            rng = random.Random(scenario.seed + 1)
-            kubelet = Kubelet(
-                client,
-                namespaces=tuple(dict.fromkeys((ss.controller_namespace, ss.namespace))),
-                board=board,
-                kubeconfig=env.kubeconfig_path,
-                workdir=workdir,
-                startup=lambda: scenario.runner_startup.draw(rng),
+            kubelet = await _start_kubelet(
+                stack, client, scenario, board, kubeconfig=env.kubeconfig_path, workdir=workdir
             )
-            await kubelet.start()
-            stack.push_async_callback(kubelet.stop)
             controller_rest = rest if controller_config is None else await controller_config(client, rest)
             controller = InProcessController(manager_options_for(scenario, log_level), controller_rest)
             await controller.start()
             stack.push_async_callback(controller.stop)  # stopped before the kubelet and the fake
             run = _Run(scenario, client, fake, kubelet, controller, timeline, progress, board)
-            shared = environment is not None or use_existing_cluster
-            ars = autoscaling_runner_set(
-                scenario, fake.config_url(), secret, scheduler_name=SCHEDULER_NAME if use_existing_cluster else ""
+            await _create_scale_set(
+                stack,
+                run,
+                secret,
+                shared=environment is not None or use_existing_cluster,
+                existing=use_existing_cluster,
             )
-            await create_if_absent(client, ars)
-            if shared:  # leave a shared cluster as found: ARC's own deletion path removes everything
-                stack.push_async_callback(delete_scale_set, client, scenario, progress)
-            progress.note(
-                f"arc-sim: scenario {scenario.name!r}: {scenario.total_jobs} jobs, "
-                f"runners {ss.min_runners}..{ss.max_runners}; waiting for the listener"
-            )
-            await _wait_for_listener(fake, controller, LISTENER_READY_TIMEOUT)
-            run.t0 = time.monotonic()
-            progress.note(
-                f"arc-sim: system up after {run.t0 - started:.1f} s (listener session open); jobs start arriving"
-            )
+            await _wait_until_up(run, controller, started)
             await _drive(run)
             progress.finish()
             requests_by_kind = {f"{verb} {resource}": n for (verb, resource), n in controller.request_counts().items()}
             duration = run.clock()
-    summary = summarize(
-        timeline,
-        scenario=scenario.name,
-        jobs_total=scenario.total_jobs,
-        duration=duration,
-        runners_created=max(len(run.runner_names), len(kubelet.counters.runner_pods)),
-        runners_with_job=len(kubelet.counters.runners_with_job),
-        idle_allowance=ss.min_runners,
-        controller_requests=sum(requests_by_kind.values()),
-        actions_requests=sum(fake.faults.requests.values()),
-        listener_starts=kubelet.counters.listener_starts,
-        runner_images=kubelet.counters.runner_images,
-        controller_requests_by_kind=requests_by_kind,
-    )
-    await asyncio.to_thread(
-        (out_dir / "summary.json").write_text,
-        json.dumps(
-            {
-                **dataclasses.asdict(summary),
-                "requests_per_runner": summary.requests_per_runner,
-                "actions_per_runner": summary.actions_per_runner,
-            },
-            indent=2,
-            default=lambda v: None if isinstance(v, float) and math.isnan(v) else v,
-        )
-        + "\n",
-        "utf-8",
-    )
+    summary = _summary_of(run, duration, requests_by_kind)
+    await asyncio.to_thread(_write_summary, out_dir / "summary.json", summary)
     plot = await asyncio.to_thread(
         plot_if_possible, timeline, out_dir / f"{scenario.name}.png", title=f"arc-sim: {scenario.name}"
     )
     return SimResult(summary=summary, timeline=timeline, plot=plot)
+
+
+async def _start_kubelet(
+    stack: contextlib.AsyncExitStack,
+    client: WithWatch,
+    scenario: Scenario,
+    board: ServiceBoard,
+    *,
+    kubeconfig: Path,
+    workdir: Path,
+) -> Kubelet:
+    """The simulated kubelet over the scale set's namespaces, started (and stopped by ``stack``)."""
+    ss = scenario.scale_set
+    rng = random.Random(scenario.seed + 1)
+    kubelet = Kubelet(
+        client,
+        namespaces=tuple(dict.fromkeys((ss.controller_namespace, ss.namespace))),
+        board=board,
+        kubeconfig=kubeconfig,
+        workdir=workdir,
+        startup=lambda: scenario.runner_startup.draw(rng),
+    )
+    await kubelet.start()
+    stack.push_async_callback(kubelet.stop)
+    return kubelet
+
+
+def _summary_of(run: _Run, duration: float, requests_by_kind: dict[str, int]) -> Summary:
+    """The run's figures: jobs, runners, waits and requests (``duration`` in seconds from the first job)."""
+    counters = run.kubelet.counters
+    return summarize(
+        run.timeline,
+        scenario=run.scenario.name,
+        jobs_total=run.scenario.total_jobs,
+        duration=duration,
+        runners_created=max(len(run.runner_names), len(counters.runner_pods)),
+        runners_with_job=len(counters.runners_with_job),
+        idle_allowance=run.scenario.scale_set.min_runners,
+        controller_requests=sum(requests_by_kind.values()),
+        actions_requests=sum(run.fake.faults.requests.values()),
+        listener_starts=counters.listener_starts,
+        runner_images=counters.runner_images,
+        controller_requests_by_kind=requests_by_kind,
+    )
+
+
+async def _create_scale_set(
+    stack: contextlib.AsyncExitStack, run: _Run, secret: str, *, shared: bool, existing: bool
+) -> None:
+    """Create the scenario's AutoscalingRunnerSet; on a ``shared`` cluster ``stack`` deletes it at the end."""
+    scheduler = SCHEDULER_NAME if existing else ""
+    ars = autoscaling_runner_set(run.scenario, run.fake.config_url(), secret, scheduler_name=scheduler)
+    await create_if_absent(run.client, ars)
+    if shared:  # leave a shared cluster as found: ARC's own deletion path removes everything
+        stack.push_async_callback(delete_scale_set, run.client, run.scenario, run.progress)
+
+
+async def _wait_until_up(run: _Run, controller: InProcessController, started: float) -> None:
+    """Wait for the listener's message session, then start the run's clock (``started``: monotonic s)."""
+    ss = run.scenario.scale_set
+    run.progress.note(
+        f"arc-sim: scenario {run.scenario.name!r}: {run.scenario.total_jobs} jobs, "
+        f"runners {ss.min_runners}..{ss.max_runners}; waiting for the listener"
+    )
+    await _wait_for_listener(run.fake, controller, LISTENER_READY_TIMEOUT)
+    run.t0 = time.monotonic()
+    run.progress.note(f"arc-sim: system up after {run.t0 - started:.1f} s (listener session open); jobs start arriving")
+
+
+async def _control_plane(
+    stack: contextlib.AsyncExitStack,
+    environment: Any | None,
+    crds: Path,
+    use_existing_cluster: bool,
+    progress: Progress,
+) -> Any:
+    """The control plane with the CRDs: ``environment`` when given, else one started and stopped by ``stack``."""
+    from reconcilekit.envtest import Environment
+
+    if environment is not None:
+        await environment.install_crds([crds])
+        return environment
+    env = Environment(crd_paths=[crds], use_existing_cluster=use_existing_cluster)
+    where = " (existing cluster)" if use_existing_cluster else ""
+    progress.note(f"arc-sim: starting the control plane{where}")
+    try:
+        await env.start()
+    except Exception as err:
+        raise SimulationError(f"the control plane did not start: {err}") from err
+    stack.push_async_callback(env.stop)
+    return env
+
+
+async def _seed_namespaces(client: WithWatch, scenario: Scenario, fake: FakeActionsService) -> str:
+    """Create the scale set's namespaces and its GitHub config secret (the fake's token); the secret's name."""
+    ss = scenario.scale_set
+    for ns in dict.fromkeys((ss.controller_namespace, ss.namespace)):
+        await create_if_absent(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    secret = f"{ss.name}-gha-rs-github-secret"
+    await create_if_absent(
+        client,
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": secret, "namespace": ss.namespace},
+            "stringData": {"github_token": fake.pat.token},
+        },
+    )
+    return secret
+
+
+def _write_summary(path: Path, summary: Any) -> None:
+    """``summary.json``: the summary's fields and its per-runner ratios (NaN written as null)."""
+    body = {
+        **dataclasses.asdict(summary),
+        "requests_per_runner": summary.requests_per_runner,
+        "actions_per_runner": summary.actions_per_runner,
+    }
+    text = json.dumps(body, indent=2, default=lambda v: None if isinstance(v, float) and math.isnan(v) else v)
+    path.write_text(text + "\n", "utf-8")
 
 
 async def _drive(run: _Run) -> None:

@@ -29,7 +29,6 @@ __all__ = [
 ARS = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingRunnerSet")
 ER = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
 NAMESPACE = GroupVersionKind("", "v1", "Namespace")
-SECRET = GroupVersionKind("", "v1", "Secret")
 
 SCHEDULER_NAME = "arc-sim"
 """Scheduler named in the pod templates on an existing cluster, so real nodes never run the pods."""
