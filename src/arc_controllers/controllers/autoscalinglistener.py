@@ -55,7 +55,7 @@ from reconcilekit.reconcile import Request, Result
 
 __all__ = ["CONFIG_MAP", "AppConfigResolver", "AutoscalingListenerReconciler"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingListener")  # Go's logr name for this reconciler (zap's `logger`)
 
 CONFIG_MAP = GroupVersionKind("", "v1", "ConfigMap")
 

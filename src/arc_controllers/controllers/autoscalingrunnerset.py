@@ -64,7 +64,7 @@ __all__ = [
     "autoscaling_runner_set_owner_index_value",
 ]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingRunnerSet")  # Go's logr name for this reconciler (zap's `logger`)
 
 AUTOSCALING_RUNNER_SET_OWNER_KEY = ".spec.autoscalingRunnerSet"
 """The client-side field index on AutoscalingListeners naming their scale set. Ports: autoscalingRunnerSetOwnerKey"""

@@ -69,7 +69,7 @@ from reconcilekit.reconcile import Request, Result
 
 __all__ = ["FAILURE_BACKOFF", "MAX_FAILURES", "EphemeralRunnerReconciler"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunner")  # Go's logr name for this reconciler (zap's `logger`)
 
 MAX_FAILURES = 5
 """A runner whose pod failed more often than this is deleted (the set builds a new one). Ports: maxFailures"""

@@ -49,7 +49,7 @@ from reconcilekit.reconcile import Request, Result
 
 __all__ = ["RESOURCE_OWNER_KEY", "RUNNER_BATCH_CONCURRENCY", "EphemeralRunnerSetReconciler"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunnerSet")  # Go's logr name for this reconciler (zap's `logger`)
 
 
 @dataclass(kw_only=True)

@@ -54,7 +54,7 @@ from reconcilekit.errors import NotFoundError
 
 __all__ = ["CREATION_EXPECTATION_TTL", "RESOURCE_OWNER_KEY", "RUNNER_BATCH_CONCURRENCY", "EphemeralRunnerSetRunners"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunnerSet")  # Go's logr name for this reconciler (zap's `logger`)
 
 RESOURCE_OWNER_KEY = ".metadata.controller"
 """The client-side field index naming an object's controller owner. Ports: resourceOwnerKey"""

@@ -35,7 +35,7 @@ from reconcilekit.client.interfaces import Client, Object, ObjectKey, Reader
 
 __all__ = ["EphemeralRunnerSetStatusWriters"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunnerSet")  # Go's logr name for this reconciler (zap's `logger`)
 
 
 class EphemeralRunnerSetStatusWriters:
