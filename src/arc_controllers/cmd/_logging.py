@@ -93,8 +93,9 @@ def configure_manager_logging(level: str, log_format: str, *, stream: TextIO | N
         log_format: ``text`` or ``json``.
         stream: where lines go; stderr (zap's default sink) when ``None``.
 
-    Standard-library records (aiohttp, asyncio, kubernetes_asyncio) take the same renderer,
-    level and stream; every line carries its logger's name under ``logger``.
+    Standard-library records (aiohttp, asyncio, kubernetes_asyncio) take the same renderer
+    and stream, at ``level`` but never below ``info``; every line carries its logger's name
+    under ``logger``.
 
     Raises:
         ValueError: an unknown level or format.
@@ -129,4 +130,8 @@ def configure_manager_logging(level: str, log_format: str, *, stream: TextIO | N
         logger_factory=_NamedPrintLoggerFactory(out),
         cache_logger_on_first_use=False,
     )
-    route_stdlib_logging(stream=out, level=numeric, pre_chain=processors, renderer=renderer)
+    # The standard library's DEBUG records are not the manager's debug log (ARC's default level is
+    # debug): kubernetes_asyncio logs whole response bodies, Secrets included, and asyncio a
+    # selector line before every run. Go ARC's libraries (client-go's klog) stay out of it too.
+    stdlib_level = max(numeric, logging.INFO)
+    route_stdlib_logging(stream=out, level=stdlib_level, pre_chain=processors, renderer=renderer)

@@ -69,6 +69,17 @@ def test_standard_library_records_follow_the_log_level(out: io.StringIO) -> None
     assert [line["message"] for line in _lines(out)] == ["kept"]
 
 
+def test_standard_library_debug_records_stay_out_of_a_debug_log(out: io.StringIO) -> None:
+    """At ``debug`` (ARC's default) a library's DEBUG records are dropped: kubernetes_asyncio's
+    carry whole response bodies (Secrets too), asyncio's a selector line that would break the
+    one-line exit of a bad kube config."""
+    configure_manager_logging("debug", "json", stream=out)
+    logging.getLogger("kubernetes_asyncio.client.rest").debug("response body: %s", '{"data": {"token": "c2VjcmV0"}}')
+    structlog.get_logger("t").debug("kept")
+    logging.getLogger("aiohttp.client").info("kept too")
+    assert [line["message"] for line in _lines(out)] == ["kept", "kept too"]
+
+
 def test_standard_library_records_are_redacted(out: io.StringIO) -> None:
     """A library that logs a header value gets it scrubbed like every other line."""
     configure_manager_logging("info", "json", stream=out)
