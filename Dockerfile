@@ -12,6 +12,8 @@
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
+# The label lets hack/image.sh prune this build's own untagged stage images, and nobody else's.
+LABEL arc-controllers-python.image=build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
@@ -21,6 +23,7 @@ RUN python -m venv /opt/arc \
  && /opt/arc/bin/python -m compileall -q /opt/arc
 
 FROM ${PYTHON_IMAGE}
+LABEL arc-controllers-python.image=controller
 ARG VERSION=dev
 ARG COMMIT_SHA=dev
 ENV ARC_BUILD_VERSION=${VERSION} \

@@ -3,7 +3,8 @@
 #
 # usage: hack/image.sh tools     install podman & co. when missing, configure them (idempotent)
 #        hack/image.sh base      print the base image to build on (made from Debian packages if needed)
-#        hack/image.sh build     tools + base + build; prints the image name on its last line
+#        hack/image.sh build     tools + base + build (then prunes its own untagged images, by the
+#                                Dockerfile's label); prints the image name on its last line
 # env:   IMAGE (default localhost/arc-controllers-python:dev), VERSION (default dev),
 #        PYTHON_IMAGE (a base to use as it is; default: python:3.11-slim-bookworm when a registry
 #          serves it, else the Debian-packaged base below),
@@ -102,6 +103,10 @@ build() {
     --build-arg PYTHON_IMAGE="$from" --build-arg VERSION="$VERSION" \
     --build-arg COMMIT_SHA="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo dev)" \
     --tag "$IMAGE" --file "$ROOT/Dockerfile" "$ROOT" >&2
+  # Each build leaves untagged images: its build stage, and the previous image under $IMAGE.
+  # Only those carrying the Dockerfile's label go: other images on the machine stay.
+  podman image prune --force --filter label=arc-controllers-python.image >/dev/null \
+    || say "could not prune this build's untagged images (podman image prune)"
   echo "$IMAGE"
 }
 

@@ -14,7 +14,7 @@ import base64
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -68,10 +68,14 @@ class Container:
 
     @classmethod
     async def run(cls, name: str, *args: str) -> Container:
+        return await cls.start(name, "podman", "--runtime", "runc", "run", "--rm", f"--name={name}", *args)
+
+    @classmethod
+    async def start(cls, name: str, *argv: str) -> Container:
+        """``argv`` in the foreground, its output collected line by line (`run` is podman's)."""
         proc = await asyncio.create_subprocess_exec(
-            "podman", "--runtime", "runc", "run", "--rm", f"--name={name}", *args,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
         container = cls(name, proc)
         assert proc.stdout is not None
         assert proc.stderr is not None
@@ -94,12 +98,30 @@ class Container:
 
         async def running() -> int:  # 0, not None: eventually takes a named function's None for success
             if self.proc.returncode is not None:
-                pytest.fail(f"{self.name} exited {self.proc.returncode}:\n{self.output()}")
+                await self.fail_exited("before it ran")
             with contextlib.suppress(AssertionError, ValueError):
                 return int((await podman("inspect", "--format", "{{.State.Pid}}", self.name)).strip() or 0)
             return 0
 
         return int(await eventually(running, timeout=120))
+
+    async def host_identity(self, pid: int) -> tuple[tuple[str, str], int]:
+        """The real uid/gid and effective capabilities of the container's process ``pid`` (see `pid`).
+
+        A container that exits between ``podman inspect`` and the read of /proc fails the test
+        with its output and exit status, not with a bare FileNotFoundError.
+        """
+        try:
+            return uid_gid(pid), capabilities(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            await self.fail_exited("before its process could be read")
+
+    async def fail_exited(self, when: str) -> NoReturn:
+        """Fail the test with the exit status and the last lines of output (all read, within bounds)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), 30)
+            await asyncio.wait_for(asyncio.gather(*self.readers), 10)
+        pytest.fail(f"{self.name} exited {when} (exit status {self.proc.returncode}):\n{self.output()}")
 
     async def stop(self, grace: float) -> tuple[int, float]:
         """SIGTERM as the kubelet sends it; the exit status and the seconds it took (SIGKILL after ``grace``)."""

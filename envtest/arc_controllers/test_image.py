@@ -44,13 +44,11 @@ from reconcilekit.testing import eventually
 from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, install_chart_rbac, service_account_token, uninstall_chart_rbac
 from .podman_kubelet import (
     Container,
-    capabilities,
     container_exists,
     in_cluster_env,
     pod_container_args,
     podman,
     service_account_mount,
-    uid_gid,
 )
 from .scaleset_world import ARS, ER, LISTENER, POD, SECRET
 
@@ -66,8 +64,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CHART = "gha-runner-scale-set-controller"
 CHART_VERSION = "0.14.2"
 """The chart release the args below are rendered from (templates/deployment.yaml at tag gha-runner-scale-set-0.14.2)."""
-CHART_IMAGE = "ghcr.io/example/arc-controllers-python:0.14.2"
-"""``image.repository:image.tag`` of deploy/values.yaml: the manager's image and so every listener's."""
+CHART_REPOSITORY, CHART_TAG = "ghcr.io/example/arc-controllers-python", "0.14.2"
+"""``image.repository`` and ``image.tag`` of deploy/values.yaml: the manager's image and so every listener's."""
 GRACE_SECONDS = 10
 """``terminationGracePeriodSeconds`` of the chart's Deployment."""
 LISTENER_GRACE_SECONDS = 60
@@ -96,9 +94,17 @@ def chart_args(*, metrics: int, listener_metrics: int, probe: int) -> list[str]:
     ]
 
 
-def chart_env(controller_namespace: str) -> dict[str, str]:
-    """The manager's env as the chart renders it (the namespace comes from the downward API)."""
-    return {"CONTROLLER_MANAGER_CONTAINER_IMAGE": CHART_IMAGE, "CONTROLLER_MANAGER_POD_NAMESPACE": controller_namespace}
+def chart_image(tag: str = CHART_TAG) -> str:
+    """``image.repository:image.tag`` as the chart renders it, for values.yaml's tag or an override."""
+    return f"{CHART_REPOSITORY}:{tag}"
+
+
+def chart_env(controller_namespace: str, *, image: str) -> dict[str, str]:
+    """The manager's env as the chart renders it (the namespace comes from the downward API).
+
+    ``image`` is `chart_image`'s rendering: listener pods run the manager's image.
+    """
+    return {"CONTROLLER_MANAGER_CONTAINER_IMAGE": image, "CONTROLLER_MANAGER_POD_NAMESPACE": controller_namespace}
 
 
 def chart_security() -> list[str]:
@@ -121,7 +127,7 @@ def chart_security() -> list[str]:
 def test_chart_values_are_the_ones_the_args_are_rendered_from() -> None:
     """deploy/values.yaml still says what `chart_args` renders (edit both together)."""
     values = yaml.safe_load((ROOT / "deploy" / "values.yaml").read_text())
-    assert f"{values['image']['repository']}:{values['image']['tag']}" == CHART_IMAGE
+    assert (values["image"]["repository"], values["image"]["tag"]) == (CHART_REPOSITORY, CHART_TAG)
     assert values["replicaCount"] == 1
     flags = values["flags"]
     assert (flags["logLevel"], flags["logFormat"], flags["watchSingleNamespace"]) == ("info", "json", "")
@@ -145,13 +151,19 @@ def _free_port() -> int:
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def image() -> AsyncIterator[str]:
-    """The image under test, also tagged as deploy/values.yaml names it (so listener pods find it)."""
+    """The image under test, also tagged as the chart renders deploy/values.yaml (so listener pods find it).
+
+    The tag is values.yaml's plus a suffix of this run's own (``--set image.tag=0.14.2-run…``):
+    podman's image names are machine-wide, and two runs sharing one name would untag it under
+    each other.
+    """
     await podman("image", "exists", IMAGE)
-    await podman("tag", IMAGE, CHART_IMAGE)
+    tagged = chart_image(f"{CHART_TAG}-run{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    await podman("tag", IMAGE, tagged)
     try:
-        yield CHART_IMAGE
+        yield tagged
     finally:
-        await podman("untag", IMAGE, CHART_IMAGE, check=False)
+        await podman("untag", IMAGE, tagged, check=False)
 
 
 async def get_json(http: aiohttp.ClientSession, url: str) -> tuple[int, str]:
@@ -202,15 +214,13 @@ async def test_image_runs_under_the_charts_contract(
                 tmp_path / "manager-sa", token=token, ca=envtest_environment.ca_data, namespace=controller_namespace
             ),
             *in_cluster_env(envtest_environment),
-            *(f"--env={k}={v}" for k, v in chart_env(controller_namespace).items()),
+            *(f"--env={k}={v}" for k, v in chart_env(controller_namespace, image=image).items()),
             "--entrypoint=/manager",  # the chart's command
             image,
             *chart_args(metrics=metrics, listener_metrics=listener_metrics, probe=probe),
         )
         containers.append(manager)
-        pid = await manager.pid()
-        assert uid_gid(pid) == ("65532", "65532")
-        assert capabilities(pid) == 0
+        assert await manager.host_identity(await manager.pid()) == (("65532", "65532"), 0)
 
         async with aiohttp.ClientSession() as http:
 
@@ -281,8 +291,8 @@ async def test_image_runs_under_the_charts_contract(
                 *listener_args,
             )
             containers.append(listener)
-            listener_pid = await listener.pid()
-            assert uid_gid(listener_pid) == ("65532", "65532"), "the image's USER, as the pod sets none"
+            listener_ids, _ = await listener.host_identity(await listener.pid())
+            assert listener_ids == ("65532", "65532"), "the image's USER, as the pod sets none"
             await client.status().patch(
                 pod, raw_patch("application/merge-patch+json", json.dumps({"status": running_status(pod)}))
             )
@@ -336,7 +346,10 @@ async def test_image_runs_under_the_charts_contract(
 
         # log contracts: the manager's zap keys on stderr, the listener's slog keys on stdout
         manager_lines = json_lines(manager.stderr)
-        assert all({"ts", "severity", "message"} <= line.keys() for line in manager_lines)
+        assert all(line.keys() >= {"ts", "severity", "logger", "message"} for line in manager_lines), [
+            line for line in manager_lines if "logger" not in line
+        ][:5]
+        assert {line["logger"] for line in manager_lines} >= {"AutoscalingRunnerSet", "AutoscalingListener"}
         assert not manager.stdout, manager.stdout[:5]
         listener_lines = json_lines(listener.stdout)
         assert all({"time", "level", "msg", "source"} <= line.keys() for line in listener_lines)

@@ -17,6 +17,7 @@ from typing import TextIO
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
+from arc_controllers._stdlib_logging import route_stdlib_logging
 from arc_controllers.actions.redact import REDACTED, TRACEBACKS_WITHOUT_LOCALS, redact
 
 __all__ = ["SECRET_KEYS", "configure_manager_logging", "redact_secrets"]
@@ -40,13 +41,48 @@ def redact_secrets(_logger: WrappedLogger, _method: str, event_dict: EventDict) 
     return event_dict
 
 
-def _zap_keys(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
-    """Rename structlog's keys to zap's production ones. Python only."""
-    event_dict["severity"] = str(event_dict.pop("level", "info")).upper()
-    event_dict["message"] = event_dict.pop("event", "")
-    if "logger_name" in event_dict:
-        event_dict["logger"] = event_dict.pop("logger_name")
+class _NamedPrintLogger(structlog.PrintLogger):
+    """structlog's PrintLogger that remembers the name ``structlog.get_logger(name)`` was given."""
+
+    def __init__(self, file: TextIO, name: str) -> None:
+        super().__init__(file)
+        self.name = name
+
+
+class _NamedPrintLoggerFactory:
+    """Like structlog.PrintLoggerFactory, keeping the logger's name for zap's ``logger`` key. Python only."""
+
+    def __init__(self, file: TextIO) -> None:
+        self._file = file
+
+    def __call__(self, *args: object) -> _NamedPrintLogger:
+        return _NamedPrintLogger(self._file, str(args[0]) if args else "")
+
+
+def _logger_name(logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
+    """zap's ``logger``: the logr name (``AutoscalingRunnerSet``, ``reconcilekit.controller``, ``asyncio``).
+
+    A structlog logger's name is what ``structlog.get_logger`` was given; a standard-library
+    record's is its logger's. Python only.
+    """
+    record = event_dict.get("_record")
+    name = record.name if record is not None else getattr(logger, "name", "")
+    if name:
+        event_dict["logger"] = name
     return event_dict
+
+
+def _zap_keys(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
+    """Rename structlog's keys to zap's production ones, in zap's order. Python only."""
+    record: EventDict = {
+        "ts": event_dict.pop("ts", None),
+        "severity": str(event_dict.pop("level", "info")).upper(),
+    }
+    if "logger" in event_dict:
+        record["logger"] = event_dict.pop("logger")
+    record["message"] = event_dict.pop("event", "")
+    record.update(event_dict)
+    return record
 
 
 def configure_manager_logging(level: str, log_format: str, *, stream: TextIO | None = None) -> None:
@@ -56,6 +92,10 @@ def configure_manager_logging(level: str, log_format: str, *, stream: TextIO | N
         level: ``debug``, ``info``, ``warn`` or ``error`` (already checked by the option parser).
         log_format: ``text`` or ``json``.
         stream: where lines go; stderr (zap's default sink) when ``None``.
+
+    Standard-library records (aiohttp, asyncio, kubernetes_asyncio) take the same renderer
+    and stream, at ``level`` but never below ``info``; every line carries its logger's name
+    under ``logger``.
 
     Raises:
         ValueError: an unknown level or format.
@@ -70,20 +110,28 @@ def configure_manager_logging(level: str, log_format: str, *, stream: TextIO | N
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
+        _logger_name,
         redact_secrets,
     ]
+    renderer: list[Processor]
     if log_format == "json":
-        processors += [_zap_keys, TRACEBACKS_WITHOUT_LOCALS, structlog.processors.JSONRenderer()]
+        renderer = [_zap_keys, TRACEBACKS_WITHOUT_LOCALS, structlog.processors.JSONRenderer(default=str)]
     elif log_format == "text":
-        processors += [
+        renderer = [
             structlog.processors.format_exc_info,
             structlog.dev.ConsoleRenderer(colors=False, timestamp_key="ts"),
         ]
     else:
         raise ValueError(f"invalid log format: {log_format}")
+    out = stream if stream is not None else sys.stderr
     structlog.configure(
-        processors=processors,
+        processors=processors + renderer,
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(stream if stream is not None else sys.stderr),
+        logger_factory=_NamedPrintLoggerFactory(out),
         cache_logger_on_first_use=False,
     )
+    # The standard library's DEBUG records are not the manager's debug log (ARC's default level is
+    # debug): kubernetes_asyncio logs whole response bodies, Secrets included, and asyncio a
+    # selector line before every run. Go ARC's libraries (client-go's klog) stay out of it too.
+    stdlib_level = max(numeric, logging.INFO)
+    route_stdlib_logging(stream=out, level=stdlib_level, pre_chain=processors, renderer=renderer)

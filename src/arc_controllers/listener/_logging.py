@@ -20,9 +20,18 @@ from typing import TextIO
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
+from arc_controllers._stdlib_logging import route_stdlib_logging, stdlib_logger_name
 from arc_controllers.actions.redact import TRACEBACKS_WITHOUT_LOCALS
 
-__all__ = ["SECRET_KEYS", "configure_logging", "parse_log_level", "redact_secrets", "render_slog_text"]
+__all__ = [
+    "SECRET_KEYS",
+    "configure_logging",
+    "go_quote",
+    "parse_log_level",
+    "redact_secrets",
+    "render_slog_text",
+    "slog_needs_quoting",
+]
 
 SECRET_KEYS = frozenset(
     {
@@ -74,7 +83,6 @@ _CALLSITE = structlog.processors.CallsiteParameterAdder(
     ]
 )
 _CALLSITE_KEYS = ("module", "func_name", "pathname", "lineno")
-_UNSAFE_TEXT = frozenset(' ="')
 
 
 def _slog_record(_logger: WrappedLogger, method: str, event_dict: EventDict) -> EventDict:
@@ -102,8 +110,62 @@ def _slog_record(_logger: WrappedLogger, method: str, event_dict: EventDict) -> 
     return record
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+_GO_ESCAPES.update({'"': '\\"', "\\": "\\\\"})
+
+
+def go_quote(text: str) -> str:
+    """``text`` as Go's strconv.Quote writes it: printable runes as they are, the rest escaped.
+
+    ``\\"`` and ``\\\\``; ``\\a \\b \\f \\n \\r \\t \\v``; other ASCII controls and DEL as
+    ``\\xNN``; other non-printables (U+0085, U+00A0, U+2028, ...) as ``\\uNNNN`` or
+    ``\\UNNNNNNNN``, lower-case hex. A lone surrogate (invalid UTF-8 to Go) becomes ``\\ufffd``.
+    "Printable" is Go's unicode.IsPrint, which is Python's `str.isprintable` (categories
+    L, M, N, P, S and the ASCII space).
+
+    Ports: strconv.Quote
+    """
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\x{code:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\\ufffd")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def slog_needs_quoting(text: str) -> bool:
+    """Whether slog's text handler quotes ``text``: empty, or a rune that would break ``key=value``.
+
+    ASCII: a space, ``=``, ``"`` or a control byte (what a JSON string escapes; a backslash
+    and DEL do not count). Beyond ASCII: any Unicode space (U+0085, U+00A0, U+2028, ...)
+    or non-printable rune.
+
+    Ports: log/slog's needsQuoting (text_handler.go)
+    """
+    if not text:
+        return True
+    for char in text:
+        if char < "\x80":
+            if char in ' ="' or char < " ":
+                return True
+        elif char.isspace() or not char.isprintable():
+            return True
+    return False
+
+
 def _text_value(value: object) -> str:
-    """One value as slog's text handler writes it: bare when safe, else a quoted string. Python only."""
+    """One value as slog's text handler writes it: bare when safe, else Go-quoted. Python only."""
     if value is None:
         return "<nil>"
     if isinstance(value, bool):
@@ -111,9 +173,7 @@ def _text_value(value: object) -> str:
     if isinstance(value, int | float):
         return str(value)
     text = value if isinstance(value, str) else json.dumps(value, default=str, separators=(",", ":"))
-    if text and not any(c in _UNSAFE_TEXT or not c.isprintable() for c in text):
-        return text
-    return json.dumps(text, ensure_ascii=False)
+    return go_quote(text) if slog_needs_quoting(text) else text
 
 
 def render_slog_text(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> str:
@@ -125,7 +185,7 @@ def render_slog_text(_logger: WrappedLogger, _method: str, event_dict: EventDict
     for key, value in event_dict.items():
         if key == "source" and isinstance(value, dict):
             value = f"{value['file']}:{value['line']}"
-        parts.append(f"{key}={_text_value(value)}")
+        parts.append(f"{_text_value(str(key))}={_text_value(value)}")
     return " ".join(parts)
 
 
@@ -185,22 +245,4 @@ def configure_logging(level: str, log_format: str, *, stream: TextIO | None = No
         logger_factory=structlog.PrintLoggerFactory(out),
         cache_logger_on_first_use=False,
     )
-    handler = logging.StreamHandler(out)
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            foreign_pre_chain=[*shared, _stdlib_logger_name], processors=renderer, pass_foreign_args=False
-        )
-    )
-    root = logging.getLogger()
-    for old in list(root.handlers):
-        root.removeHandler(old)
-    root.addHandler(handler)
-    root.setLevel(numeric)
-
-
-def _stdlib_logger_name(_logger: WrappedLogger, _method: str, event_dict: EventDict) -> EventDict:
-    """Name a standard-library record's logger (``aiohttp.access``, ``asyncio``) under ``logger``. Python only."""
-    record = event_dict.get("_record")
-    if record is not None:
-        event_dict["logger"] = record.name
-    return event_dict
+    route_stdlib_logging(stream=out, level=numeric, pre_chain=[*shared, stdlib_logger_name], renderer=renderer)

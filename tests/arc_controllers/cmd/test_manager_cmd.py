@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -22,8 +23,12 @@ from arc_controllers.cmd.options import parse_manager_options
 def _keep_logging() -> Iterator[None]:
     """main() configures structlog for the process; give the next test the configuration back."""
     before = structlog.get_config()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     yield
     structlog.configure(**before)
+    root.handlers[:] = handlers
+    root.setLevel(level)
 
 
 ENV = {"CONTROLLER_MANAGER_POD_NAMESPACE": "arc-systems", "CONTROLLER_MANAGER_CONTAINER_IMAGE": "img:1"}

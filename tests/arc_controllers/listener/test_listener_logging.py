@@ -119,3 +119,39 @@ def test_text_format_is_slogs_text_handler_layout(out: io.StringIO) -> None:
     assert " level=ERROR " in second
     assert " logger=aiohttp.server " in second
     assert 'exception="Traceback (most recent call last):\\n' in second
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ("a\u00a0b", '"a\\u00a0b"'),  # NBSP: a Unicode space, not printable to Go
+        ("a\u2028b", '"a\\u2028b"'),  # LINE SEPARATOR: raw, str.splitlines() would split the record
+        ("a\u0085b", '"a\\u0085b"'),  # NEXT LINE: the same
+        ("\x1b[31mred", '"\\x1b[31mred"'),  # ESC: Go's \x, not JSON's \u001b
+        ("a b\x7f", '"a b\\x7f"'),  # DEL inside a quoted value is escaped ...
+        ("a\x7fb", "a\x7fb"),  # ... but alone does not make slog quote (JSON's safe set has it)
+        ("tab\there", '"tab\\there"'),
+        ("bell\a", '"bell\\a"'),
+        ("nul\x00", '"nul\\x00"'),
+        ('say "hi"', '"say \\"hi\\""'),
+        ("back\\slash", "back\\slash"),  # a backslash alone stays bare
+        ("a=b", '"a=b"'),
+        ("zero\u200bwidth", '"zero\\u200bwidth"'),  # a format character: not printable
+        ("tag\U000e0001", '"tag\\U000e0001"'),  # beyond the BMP: \U and eight digits
+        ("café😀", "café😀"),  # printable beyond ASCII stays bare
+        ("", '""'),
+    ],
+)
+def test_text_values_are_quoted_like_gos_strconv_quote(out: io.StringIO, value: str, written: str) -> None:
+    """slog's text handler quotes by its needsQuoting rule and escapes by strconv.Quote; one record, one line."""
+    configure_logging("info", "text", stream=out)
+    structlog.get_logger("t").info("m", value=value)
+    [line] = out.getvalue().splitlines()
+    assert line.endswith(f" value={written}"), line
+
+
+def test_text_keys_are_quoted_like_values(out: io.StringIO) -> None:
+    """slog's text handler quotes a key by the same rule as a value."""
+    configure_logging("info", "text", stream=out)
+    structlog.get_logger("t").info("m", **{"a key": 1})
+    assert out.getvalue().rstrip("\n").endswith(' "a key"=1')

@@ -23,7 +23,7 @@ from reconcilekit.errors import NotFoundError
 
 __all__ = ["ListenerCleanup"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingListener")  # Go's logr name for this reconciler
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -28,7 +28,7 @@ from reconcilekit.reconcile import Result
 
 __all__ = ["ListenerPod", "listener_pod_is_dead"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingListener")  # Go's logr name for this reconciler
 
 
 def listener_pod_is_dead(pod: Object) -> bool:

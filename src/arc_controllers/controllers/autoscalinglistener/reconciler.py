@@ -46,7 +46,7 @@ from reconcilekit.reconcile import Request, Result
 
 __all__ = ["AutoscalingListenerReconciler", "rbac_to_listener"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingListener")  # Go's logr name for this reconciler
 
 
 def rbac_to_listener(obj: Object) -> list[Request]:

@@ -24,7 +24,7 @@ from reconcilekit.reconcile import Result
 
 __all__ = ["ListenerResources"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingListener")  # Go's logr name for this reconciler
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -32,7 +32,7 @@ from reconcilekit.client.patch import merge_from
 
 __all__ = ["AppConfigResolver", "ListenerSecrets"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingListener")  # Go's logr name for this reconciler
 
 AppConfigResolver = Callable[[Object], Awaitable[AppConfig]]
 """The GitHub credentials of a scale set (its config secret). Ports: SecretResolver.GetAppConfig"""

@@ -27,7 +27,7 @@ from reconcilekit.reconcile import Result
 
 __all__ = ["ScaleSetCleanup"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingRunnerSet")  # Go's logr name for this reconciler
 
 _DEPENDENTS: tuple[tuple[GroupVersionKind, str], ...] = (
     (ROLE_BINDING, constants.ANNOTATION_KEY_KUBERNETES_MODE_ROLE_BINDING_NAME),

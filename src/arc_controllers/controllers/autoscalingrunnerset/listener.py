@@ -41,7 +41,7 @@ from reconcilekit.reconcile import Result
 
 __all__ = ["Listeners", "delete_ignoring_not_found", "is_stopped"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingRunnerSet")  # Go's logr name for this reconciler
 
 
 async def delete_ignoring_not_found(client: Client, obj: Object) -> None:

@@ -34,7 +34,7 @@ from reconcilekit.reconcile import Result
 
 __all__ = ["Parking"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingRunnerSet")  # Go's logr name for this reconciler
 
 
 def _pinned(runner_set: Object) -> bool:

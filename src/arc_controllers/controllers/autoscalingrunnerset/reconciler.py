@@ -43,7 +43,7 @@ from reconcilekit.reconcile import Request, Result
 
 __all__ = ["AutoscalingRunnerSetReconciler"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingRunnerSet")  # Go's logr name for this reconciler
 
 
 @dataclass(kw_only=True)

@@ -34,7 +34,7 @@ __all__ = [
     "should_create_scale_set",
 ]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingRunnerSet")  # Go's logr name for this reconciler
 
 
 class ScaleSetActionsClient(Protocol):

@@ -33,7 +33,7 @@ from reconcilekit.reconcile import Result
 
 __all__ = ["RunnerSetPublisher", "merged_metadata", "needs_new_revision"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("AutoscalingRunnerSet")  # Go's logr name for this reconciler
 
 
 def needs_new_revision(runner_set: Object, desired: Object) -> bool:

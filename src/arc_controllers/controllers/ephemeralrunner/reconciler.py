@@ -61,7 +61,7 @@ from reconcilekit.reconcile import Request, Result
 
 __all__ = ["DEFAULT_CONCURRENCY", "EphemeralRunnerReconciler"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunner")  # Go's logr name for this reconciler
 
 DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER
 """Workers when `EphemeralRunnerReconciler.setup_with_manager` is given no options."""

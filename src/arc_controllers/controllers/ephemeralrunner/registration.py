@@ -21,7 +21,7 @@ from reconcilekit.errors import NotFoundError
 
 __all__ = ["FatalError", "JitRegistration", "RetryableError"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunner")  # Go's logr name for this reconciler
 
 
 class RetryableError(Exception):

@@ -25,7 +25,7 @@ from reconcilekit.errors import NotFoundError
 
 __all__ = ["RunnerResources", "RunnerWrites", "pod_terminated", "secret_value"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunner")  # Go's logr name for this reconciler
 
 
 def _pod_terminated(pod: Object) -> bool:

@@ -25,7 +25,7 @@ from reconcilekit.errors import NotFoundError
 
 __all__ = ["ProxySecrets", "runner_proxy"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunnerSet")  # Go's logr name for this reconciler
 
 
 def runner_proxy(runner_set: Object) -> Any:

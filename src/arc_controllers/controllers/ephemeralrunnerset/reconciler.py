@@ -46,7 +46,7 @@ from reconcilekit.reconcile import Request, Result
 
 __all__ = ["EphemeralRunnerSetReconciler"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunnerSet")  # Go's logr name for this reconciler
 
 _FINALIZER = constants.EPHEMERAL_RUNNER_SET_FINALIZER_NAME
 

@@ -39,7 +39,7 @@ from reconcilekit.errors import NotFoundError
 
 __all__ = ["CREATION_EXPECTATION_TTL", "RunnerSetRunners"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunnerSet")  # Go's logr name for this reconciler
 
 CREATION_EXPECTATION_TTL = 60.0
 """Python only: see `RunnerSetRunners.observe_created`."""

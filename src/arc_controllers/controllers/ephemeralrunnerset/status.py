@@ -32,7 +32,7 @@ from reconcilekit.client.interfaces import Client, Object, ObjectKey, Reader
 
 __all__ = ["RunnerSetStatus"]
 
-log = structlog.get_logger(__name__)
+log = structlog.get_logger("EphemeralRunnerSet")  # Go's logr name for this reconciler
 
 
 @dataclass(frozen=True, kw_only=True)
