@@ -288,6 +288,10 @@ class Kubelet:
                 killed += 1
         return killed
 
+    def listener_pids(self) -> dict[str, int]:
+        """The running listener processes' ids, by pod name (for RSS and CPU sampling)."""
+        return {name: proc.pid for name, proc in self._listeners.items() if proc.returncode is None}
+
     # -- the watch ----------------------------------------------------------------------------
 
     async def _watch(self, namespace: str) -> None:
