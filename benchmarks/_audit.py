@@ -15,6 +15,7 @@ import collections
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,17 @@ class Request:
     namespace: str
     name: str
     code: int
+    at: float = 0.0
+    """When the API server received the request (Unix seconds; 0 when the event has no timestamp)."""
+
+
+def _unix(stamp: object) -> float:
+    if not isinstance(stamp, str) or not stamp:
+        return 0.0
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def role_of(username: str, user_agent: str) -> str:
@@ -83,6 +95,7 @@ def parse_event(event: Mapping[str, Any]) -> Request:
         namespace=str(ref.get("namespace") or ""),
         name=str(ref.get("name") or ""),
         code=int((event.get("responseStatus") or {}).get("code") or 0),
+        at=_unix(event.get("requestReceivedTimestamp")),
     )
 
 
@@ -130,3 +143,46 @@ class AuditLog:
             f.seek(self._offset)
             data = f.read()
         return parse_lines(data.decode("utf-8", "replace").splitlines())
+
+
+FINISH_STEPS = ("succeeded patch", "first delete", "finalize start", "finalizers removed")
+"""The steps of a finished runner's end, each measured from its pod's terminated status (`finish_gaps`)."""
+
+
+def finish_gaps(requests: Iterable[Request]) -> dict[str, list[float]]:
+    """Seconds from each runner pod's terminated status to each of `FINISH_STEPS`, one value per runner.
+
+    From the audit log alone: the simulator's last ``pods/status`` patch of a runner is its
+    terminated status; then the controller's next ``ephemeralrunners/status`` patch (Succeeded),
+    its first ``ephemeralrunners`` DELETE, its ``pods`` DELETE (the finalizer branch has begun),
+    and its last ``ephemeralrunners`` PATCH (finalizers removed). The gaps show where the drain
+    waits: work-queue backlog before the Succeeded patch, the round trip from the DELETE to the
+    finalizer reconcile, the finalizer requests themselves.
+    """
+    by_name: dict[str, list[Request]] = collections.defaultdict(list)
+    for r in requests:
+        if r.name and r.verb != "watch":
+            by_name[r.name].append(r)
+    gaps: dict[str, list[float]] = {step: [] for step in FINISH_STEPS}
+    for reqs in by_name.values():
+        reqs.sort(key=lambda r: r.at)
+        ended = [r.at for r in reqs if r.role == "sim" and r.verb == "patch" and r.resource == "pods/status"]
+        if not ended:
+            continue
+        end = ended[-1]
+        mine = [r for r in reqs if r.role == "controller" and r.at >= end]
+
+        def first(verb: str, resource: str, rs: list[Request] = mine) -> float | None:
+            return next((r.at for r in rs if r.verb == verb and r.resource == resource), None)
+
+        finalized = [r.at for r in mine if r.verb == "patch" and r.resource == "ephemeralrunners"]
+        steps = {
+            "succeeded patch": first("patch", "ephemeralrunners/status"),
+            "first delete": first("delete", "ephemeralrunners"),
+            "finalize start": first("delete", "pods"),
+            "finalizers removed": finalized[-1] if finalized else None,
+        }
+        for step, at in steps.items():
+            if at is not None:
+                gaps[step].append(at - end)
+    return gaps

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks._audit import Request, tally
+from benchmarks._audit import FINISH_STEPS, Request, finish_gaps, tally
 
 MIB = 1024 * 1024
 
@@ -207,6 +207,12 @@ def print_run(result: Any, *, label: str) -> dict[str, Any]:
     print_by_kind("controller by verb and resource", t["controller"], runners)
     print_by_kind("listener by verb and resource", t["listener"], runners)
     print(f"  EphemeralRunner deletes per runner {t['deletes_per_runner']:.2f}")
+    gaps = finish_gaps(result.requests)
+    print("  a finished runner's end, seconds from its pod's terminated status (p50 / p95 / max):")
+    for step in FINISH_STEPS:
+        values = gaps[step]
+        top = max(values, default=math.nan)
+        print(f"      {step:20s} {percentile(values, 50):6.2f} / {percentile(values, 95):6.2f} / {top:6.2f}")
     print(f"  Actions requests per runner  {t['actions_per_runner']:.2f}")
     for route, n in sorted(result.actions_requests.items(), key=lambda kv: -kv[1]):
         print(f"      {n:6d}  {per_runner(n, runners):6.2f}/runner  {route}")

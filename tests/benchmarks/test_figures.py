@@ -6,6 +6,8 @@ import json
 import math
 from types import SimpleNamespace
 
+import pytest
+
 from benchmarks import _audit, _figures
 from benchmarks._arcrun import ScaleSetPlan, ScaleSetRecord
 
@@ -97,3 +99,27 @@ def test_scale_set_rows_and_manager_totals() -> None:
     assert totals["deletes_per_runner"] == 1.0
     assert totals["actions_per_runner"] == 2.0
     assert math.isclose(totals["controller_cpu_per_runner"], 0.1)
+
+
+def test_finish_gaps_measure_each_step_from_the_terminated_pod_status() -> None:
+    def req(role: str, verb: str, resource: str, at: float, name: str = "r-1") -> _audit.Request:
+        return _audit.Request(role, "u", verb, resource, "ns", name, 200, at)
+
+    requests = [
+        req("sim", "patch", "pods/status", 1.0),  # pending
+        req("controller", "patch", "ephemeralrunners/status", 1.5),  # before the end: not counted
+        req("sim", "patch", "pods/status", 10.0),  # terminated
+        req("controller", "patch", "ephemeralrunners/status", 11.0),
+        req("controller", "delete", "ephemeralrunners", 11.2),
+        req("controller", "delete", "ephemeralrunners", 11.3),
+        req("controller", "delete", "pods", 14.0),
+        req("controller", "patch", "ephemeralrunners", 14.5),
+        req("sim", "patch", "pods/status", 3.0, name="r-2"),  # a runner whose end was not seen
+    ]
+    gaps = _audit.finish_gaps(requests)
+    assert gaps == {
+        "succeeded patch": [1.0],
+        "first delete": [pytest.approx(1.2)],
+        "finalize start": [4.0],
+        "finalizers removed": [4.5],
+    }
