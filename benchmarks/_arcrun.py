@@ -34,6 +34,19 @@ CONTROLLER_NAMESPACE = "arc-systems"
 SCALE_SET_LABEL = "actions.github.com/scale-set-name"
 MIB = 1024 * 1024
 
+CHART_FLAGS = ("--runner-max-concurrent-reconciles=2",)
+"""What the chart (gha-runner-scale-set-controller 0.14.2) passes beyond arc-sim's flags that sets
+a worker count: 2 EphemeralRunner workers (the manager's own default is 4; the other three
+controllers keep their default of 2). Issue 20's anchor figures were taken with these."""
+
+
+def chart_manager_args(scenario: Any, log_level: str) -> tuple[list[str], dict[str, str]]:
+    """arc-sim's manager flags and environment plus `CHART_FLAGS`."""
+    from arc_controllers.cmd.sim.system import manager_args_for
+
+    argv, environ = manager_args_for(scenario, log_level)
+    return [*argv, *CHART_FLAGS], environ
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ScaleSetPlan:
@@ -192,7 +205,7 @@ async def run(
     from arc_controllers.cmd.sim.processes import ControllerProcess, ProcessSampler
     from arc_controllers.cmd.sim.report import Timeline
     from arc_controllers.cmd.sim.scenario import Arrival, Range, ScaleSetSpec, Scenario, plan_jobs
-    from arc_controllers.cmd.sim.system import ServiceBoard, manager_args_for
+    from arc_controllers.cmd.sim.system import ServiceBoard
     from reconcilekit.client import new_client
     from reconcilekit.config import load_rest_config
     from reconcilekit.envtest import Environment
@@ -249,7 +262,7 @@ async def run(
         )
         await kubelet.start()
         stack.push_async_callback(kubelet.stop)
-        argv, environ = manager_args_for(next(iter(scenarios.values())), log_level)
+        argv, environ = chart_manager_args(next(iter(scenarios.values())), log_level)
         controller = ControllerProcess(
             argv, environ, kubeconfig=env.kubeconfig_path, log_path=out_dir / "controller.log"
         )

@@ -49,6 +49,7 @@ def main() -> None:
     out_dir = Path(os.environ.get("BENCH_OUT") or tempfile.mkdtemp(prefix="bench-many-scale-sets-"))
     print(f"{n} scale sets in {namespaces} namespaces, {each} runners each, bursts {stagger:g} s apart, jobs of "
           f"{job_seconds:g} s, Actions latency {latency_ms} ms; {_figures.load_line()}")  # fmt: skip
+    print(f"  chart flags beyond arc-sim's: {' '.join(_arcrun.CHART_FLAGS)}")
     print(f"  ({_figures.GO_ANCHORS_NOTE})")
     result = asyncio.run(
         _arcrun.run(

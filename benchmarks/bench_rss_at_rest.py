@@ -145,7 +145,6 @@ async def _measure(n: int, window: float, out_dir: Path) -> RestResult:
     from arc_controllers.cmd.sim.objects import create_if_absent
     from arc_controllers.cmd.sim.processes import ControllerProcess, ProcessSampler, read_process
     from arc_controllers.cmd.sim.scenario import Arrival, Scenario
-    from arc_controllers.cmd.sim.system import manager_args_for
     from reconcilekit.client import new_client
     from reconcilekit.config import load_rest_config
     from reconcilekit.envtest import Environment
@@ -168,7 +167,7 @@ async def _measure(n: int, window: float, out_dir: Path) -> RestResult:
         create_seconds = await _create_all(client, n)
         print(f"  created in {create_seconds:.1f} s; {_figures.load_line()}", flush=True)
         scenario = Scenario(name="rest", arrivals=[Arrival(count=1)])
-        argv, environ = manager_args_for(scenario, "info")
+        argv, environ = _arcrun.chart_manager_args(scenario, "info")
         log_path = out_dir / "controller.log"
         controller = ControllerProcess(argv, environ, kubeconfig=env.kubeconfig_path, log_path=log_path)
         sampler = ProcessSampler(lambda: {"controller": [controller.pid] if controller.pid else []})
@@ -215,6 +214,7 @@ def main() -> None:
     out_dir = Path(os.environ.get("BENCH_OUT") or tempfile.mkdtemp(prefix="bench-rss-at-rest-"))
     print(f"{n} EphemeralRunners + {n} runner pods before arc-controller starts; window {window:g} s; "
           f"{_figures.load_line()}")  # fmt: skip
+    print(f"  chart flags beyond arc-sim's: {' '.join(_arcrun.CHART_FLAGS)}")
     print(f"  ({_figures.GO_ANCHORS_NOTE})")
     r = asyncio.run(_measure(n, window, out_dir))
     print(f"  load before {_figures.fmt_load(r.load_before)}; after {_figures.fmt_load(r.load_after)}")

@@ -65,6 +65,7 @@ def main() -> None:
     out_root = Path(os.environ.get("BENCH_OUT") or tempfile.mkdtemp(prefix="bench-scale-up-"))
     print(f"one scale set, minRunners 0, maxRunners {max_runners}, a burst of {jobs} jobs of {job_seconds:g} s; "
           f"the chart's default workers; {_figures.load_line()}")  # fmt: skip
+    print(f"  chart flags beyond arc-sim's: {' '.join(_arcrun.CHART_FLAGS)}")
     print(f"  ({_figures.GO_ANCHORS_NOTE})")
     for latency_ms in latencies:
         plan = _arcrun.ScaleSetPlan(name="bench-set", namespace="arc-runners", jobs=jobs, max_runners=max_runners)
