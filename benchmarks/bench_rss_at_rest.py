@@ -8,7 +8,9 @@ end of the window and its peak, its CPU seconds and its Kubernetes requests in t
 (from the API server's audit log), with the targets of the issue as MET or MISSED.
 
 Run: ``KUBEBUILDER_ASSETS=... python -m benchmarks bench_rss_at_rest``. Knobs (environment):
-``BENCH_RUNNERS`` (5000), ``BENCH_REST_SECONDS`` (300), ``BENCH_OUT`` (output folder).
+``BENCH_RUNNERS`` (5000), ``BENCH_REST_SECONDS`` (300), ``BENCH_OUT`` (output folder),
+``BENCH_CONTROLLER_PROFILE`` (a file: run the controller under cProfile and write its profile
+there; the CPU figure then includes the profiler's overhead and is not comparable).
 
 Python only: a benchmark.
 """
@@ -19,6 +21,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -143,7 +146,7 @@ class RestResult:
 
 async def _measure(n: int, window: float, out_dir: Path) -> RestResult:
     from arc_controllers.cmd.sim.objects import create_if_absent
-    from arc_controllers.cmd.sim.processes import ControllerProcess, ProcessSampler, read_process
+    from arc_controllers.cmd.sim.processes import ControllerProcess, ProcessSampler, controller_argv, read_process
     from arc_controllers.cmd.sim.scenario import Arrival, Scenario
     from reconcilekit.client import new_client
     from reconcilekit.config import load_rest_config
@@ -169,7 +172,11 @@ async def _measure(n: int, window: float, out_dir: Path) -> RestResult:
         scenario = Scenario(name="rest", arrivals=[Arrival(count=1)])
         argv, environ = _arcrun.chart_manager_args(scenario, "info")
         log_path = out_dir / "controller.log"
-        controller = ControllerProcess(argv, environ, kubeconfig=env.kubeconfig_path, log_path=log_path)
+        profile = os.environ.get("BENCH_CONTROLLER_PROFILE")
+        command = [sys.executable, "-m", "cProfile", "-o", profile, *controller_argv()] if profile else None
+        controller = ControllerProcess(
+            argv, environ, kubeconfig=env.kubeconfig_path, log_path=log_path, command=command
+        )
         sampler = ProcessSampler(lambda: {"controller": [controller.pid] if controller.pid else []})
         sampler.mark()  # CPU from the process's start
         audit.mark()

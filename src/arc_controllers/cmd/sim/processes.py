@@ -20,7 +20,15 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ControllerProcess", "ProcessReading", "ProcessSampler", "RoleFigures", "read_process"]
+__all__ = [
+    "ControllerProcess",
+    "ProcessReading",
+    "ProcessSampler",
+    "RoleFigures",
+    "controller_argv",
+    "parse_proc",
+    "read_process",
+]
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
