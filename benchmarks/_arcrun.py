@@ -176,6 +176,22 @@ class _Observer:
                 await asyncio.sleep(0.5)
 
 
+async def admin_client(stack: contextlib.AsyncExitStack, env: Any, namespaces: tuple[str, ...]) -> Any:
+    """The benchmark's own client (admin, no client-side limit, `_audit.SIM_USER_AGENT`), closed by
+    ``stack``; ``namespaces`` are created with it."""
+    from arc_controllers.cmd.sim.objects import create_if_absent
+    from reconcilekit.client import new_client
+    from reconcilekit.config import load_rest_config
+
+    rest = await load_rest_config(env.kubeconfig_path)
+    own = dataclasses.replace(rest, user_agent=_audit.SIM_USER_AGENT, qps=-1.0)
+    client = new_client(own, register_prometheus=False)
+    stack.push_async_callback(client.close)
+    for ns in namespaces:
+        await create_if_absent(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    return client
+
+
 def quiet_logging() -> None:
     """Keep the benchmark process's own structlog output (envtest, kubelet, fake service) to warnings."""
     import logging
@@ -206,8 +222,6 @@ async def run(
     from arc_controllers.cmd.sim.report import Timeline
     from arc_controllers.cmd.sim.scenario import Arrival, Range, ScaleSetSpec, Scenario, plan_jobs
     from arc_controllers.cmd.sim.system import ServiceBoard
-    from reconcilekit.client import new_client
-    from reconcilekit.config import load_rest_config
     from reconcilekit.envtest import Environment
 
     quiet_logging()
@@ -238,17 +252,11 @@ async def run(
         _progress("starting the control plane")
         await env.start()
         stack.push_async_callback(env.stop)
-        rest = await load_rest_config(env.kubeconfig_path)
-        client = new_client(
-            dataclasses.replace(rest, user_agent=_audit.SIM_USER_AGENT, qps=-1.0), register_prometheus=False
-        )
-        stack.push_async_callback(client.close)
+        namespaces = tuple(dict.fromkeys([CONTROLLER_NAMESPACE, *(p.namespace for p in plans)]))
+        client = await admin_client(stack, env, namespaces)
         fake = FakeActionsService(poll_hold=3.0)
         await fake.start()
         stack.push_async_callback(fake.stop)
-        namespaces = tuple(dict.fromkeys([CONTROLLER_NAMESPACE, *(p.namespace for p in plans)]))
-        for ns in namespaces:
-            await create_if_absent(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         timeline = Timeline()
         board = ServiceBoard(fake, timeline, clock)
         rng = random.Random(2)

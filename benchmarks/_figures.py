@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arc_controllers.cmd.sim.report import percentile
 from benchmarks._audit import FINISH_STEPS, Request, finish_gaps, tally
 
 MIB = 1024 * 1024
@@ -42,16 +43,6 @@ def load_line() -> str:
     """The machine's load averages (1, 5, 15 minutes) and its CPU count."""
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q``-th percentile (0-100) by linear interpolation; NaN for no values."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100.0
-    low, high = math.floor(rank), math.ceil(rank)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 def time_to_all_pods(pod_times: Iterable[float], *, demand: int, burst_at: float) -> float:

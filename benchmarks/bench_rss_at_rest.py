@@ -35,6 +35,15 @@ SCALE_SET = "rest-set"
 CREATE_CONCURRENCY = 48
 
 
+def _runner_container(env: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "name": "runner",
+        "image": "ghcr.io/actions/actions-runner:2.321.0",
+        "command": ["/home/runner/run.sh"],
+        "env": env,
+    }
+
+
 def ephemeral_runner(index: int) -> dict[str, Any]:
     """An EphemeralRunner as the EphemeralRunnerSet creates it, naming a config secret that does not exist."""
     from arc_controllers.constants import EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME, EPHEMERAL_RUNNER_FINALIZER_NAME
@@ -61,14 +70,7 @@ def ephemeral_runner(index: int) -> dict[str, Any]:
             "runnerScaleSetId": 1,
             "spec": {
                 "restartPolicy": "Never",
-                "containers": [
-                    {
-                        "name": "runner",
-                        "image": "ghcr.io/actions/actions-runner:2.321.0",
-                        "command": ["/home/runner/run.sh"],
-                        "env": [{"name": "RUNNER_WAIT_FOR_DOCKER_IN_SECONDS", "value": "120"}],
-                    }
-                ],
+                "containers": [_runner_container([{"name": "RUNNER_WAIT_FOR_DOCKER_IN_SECONDS", "value": "120"}])],
             },
         },
     }
@@ -99,18 +101,15 @@ def runner_pod(er: dict[str, Any]) -> dict[str, Any]:
         "spec": {
             "restartPolicy": "Never",
             "containers": [
-                {
-                    "name": "runner",
-                    "image": "ghcr.io/actions/actions-runner:2.321.0",
-                    "command": ["/home/runner/run.sh"],
-                    "env": [
+                _runner_container(
+                    [
                         {
                             "name": "ACTIONS_RUNNER_INPUT_JITCONFIG",
                             "valueFrom": {"secretKeyRef": {"name": meta["name"], "key": "jitToken"}},
                         },
                         {"name": "GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT", "value": "actions-runner-controller/0.14.2"},
-                    ],
-                }
+                    ]
+                )
             ],
         },
     }
@@ -145,11 +144,8 @@ class RestResult:
 
 
 async def _measure(n: int, window: float, out_dir: Path) -> RestResult:
-    from arc_controllers.cmd.sim.objects import create_if_absent
     from arc_controllers.cmd.sim.processes import ControllerProcess, ProcessSampler, controller_argv, read_process
     from arc_controllers.cmd.sim.scenario import Arrival, Scenario
-    from reconcilekit.client import new_client
-    from reconcilekit.config import load_rest_config
     from reconcilekit.envtest import Environment
 
     _arcrun.quiet_logging()
@@ -159,13 +155,7 @@ async def _measure(n: int, window: float, out_dir: Path) -> RestResult:
     async with contextlib.AsyncExitStack() as stack:
         await env.start()
         stack.push_async_callback(env.stop)
-        rest = await load_rest_config(env.kubeconfig_path)
-        client = new_client(
-            dataclasses.replace(rest, user_agent=_audit.SIM_USER_AGENT, qps=-1.0), register_prometheus=False
-        )
-        stack.push_async_callback(client.close)
-        for ns in (_arcrun.CONTROLLER_NAMESPACE, NAMESPACE):
-            await create_if_absent(client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        client = await _arcrun.admin_client(stack, env, (_arcrun.CONTROLLER_NAMESPACE, NAMESPACE))
         print(f"  creating {n} EphemeralRunners and {n} runner pods ({CREATE_CONCURRENCY} at a time)", flush=True)
         create_seconds = await _create_all(client, n)
         print(f"  created in {create_seconds:.1f} s; {_figures.load_line()}", flush=True)

@@ -25,9 +25,11 @@ __all__ = [
     "ProcessReading",
     "ProcessSampler",
     "RoleFigures",
+    "base_environ",
     "controller_argv",
     "parse_proc",
     "read_process",
+    "terminate",
 ]
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -167,6 +169,28 @@ class ProcessSampler:
         self.sample()
 
 
+def base_environ() -> dict[str, str]:
+    """The parts of our environment a child process needs (PATH, HOME, locale, proxies off loopback)."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    return env
+
+
+async def terminate(proc: asyncio.subprocess.Process, grace: float = 10.0) -> None:
+    """SIGTERM ``proc``, then SIGKILL it after ``grace`` seconds; return once it has exited."""
+    if proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), grace)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+
 def controller_argv() -> list[str]:
     """``arc-controller`` next to this interpreter, else ``python -m arc_controllers.cmd.manager``."""
     script = Path(sys.executable).parent / "arc-controller"
@@ -194,9 +218,7 @@ class ControllerProcess:
         command: Sequence[str] | None = None,
     ) -> None:
         self._argv = [*(command or controller_argv()), *argv, f"--kubeconfig={kubeconfig}"]
-        keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV")
-        self._environ = {**{k: os.environ[k] for k in keep if k in os.environ}, **environ}
-        self._environ["NO_PROXY"] = self._environ["no_proxy"] = "127.0.0.1,localhost"
+        self._environ = {**base_environ(), **environ}
         self._log_path = log_path
         self._proc: asyncio.subprocess.Process | None = None
         self.starts = 0
@@ -230,13 +252,5 @@ class ControllerProcess:
     async def stop(self, grace: float = 30.0) -> None:
         """SIGTERM, then SIGKILL after ``grace`` seconds."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), grace)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+        if proc is not None:
+            await terminate(proc, grace)
