@@ -123,3 +123,19 @@ def test_finish_gaps_measure_each_step_from_the_terminated_pod_status() -> None:
         "finalize start": [4.0],
         "finalizers removed": [4.5],
     }
+
+
+def test_scale_up_targets_follow_the_latency_and_flag_a_size_the_anchors_are_not_for() -> None:
+    from benchmarks.bench_scale_up import targets_for
+
+    totals = {
+        "total_per_runner": 11.0, "listener_per_runner": 3.0, "deletes_per_runner": 1.0, "drain_s": 1.0,
+        "all_pods_s": 3.0, "beyond_demand": 0, "listener_peak_rss": 30 * _figures.MIB,
+    }  # fmt: skip
+    at_zero = {t.name: t for t in targets_for(totals, latency_ms=0, jobs=50)}
+    assert "drain (issue: 50 runners)" in at_zero
+    assert not any("beyond demand" in name for name in at_zero)
+    assert all(t.met for t in at_zero.values())
+    at_100 = [t.name for t in targets_for(totals, latency_ms=100, jobs=200)]
+    assert "runners beyond demand at 100 ms" in at_100
+    assert any("NOT COMPARABLE at 200" in name for name in at_100)
