@@ -26,7 +26,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ import structlog
 
 from arc_controllers.api.v1alpha1 import POD, SECRET
 from arc_controllers.cmd.sim.podidentity import ServiceAccountMissingError, pod_kubeconfig
+from arc_controllers.cmd.sim.processes import base_environ, terminate
 from arc_controllers.constants import (
     ENV_ACTIONS_RUNNER_INPUT_JITCONFIG,
     ENV_LISTENER_CONFIG_PATH,
@@ -287,6 +287,10 @@ class Kubelet:
                 killed += 1
         return killed
 
+    def listener_pids(self) -> dict[str, int]:
+        """The running listener processes' ids, by pod name (for RSS and CPU sampling)."""
+        return {name: proc.pid for name, proc in self._listeners.items() if proc.returncode is None}
+
     # -- the watch ----------------------------------------------------------------------------
 
     async def _watch(self, namespace: str) -> None:
@@ -428,7 +432,7 @@ class Kubelet:
         config_path = self._workdir / "listeners" / name / "config.json"
         await asyncio.to_thread(_write_private, config_path, config)
         child_env = {
-            **_base_environ(),
+            **base_environ(),
             **env,
             ENV_LISTENER_CONFIG_PATH: str(config_path),
             "KUBECONFIG": str(kubeconfig),
@@ -457,7 +461,7 @@ class Kubelet:
             log.info("listener process exited", pod=name, exit_code=code)
             await self._set_status(pod, terminated_status(pod, code if code >= 0 else 128 - code))
         except asyncio.CancelledError:
-            await _terminate(proc)
+            await terminate(proc)
             raise
         finally:
             self._listeners.pop(name, None)
@@ -546,30 +550,9 @@ def _write_private(path: Path, text: str) -> None:
         f.write(text)
 
 
-def _base_environ() -> dict[str, str]:
-    """The parts of our environment a child process needs (PATH, HOME, locale, proxies off loopback)."""
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV")
-    env = {k: os.environ[k] for k in keep if k in os.environ}
-    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-    return env
-
-
 def listener_argv() -> list[str]:
     """``arc-listener`` next to this interpreter, else ``python -m arc_controllers.listener``."""
     script = Path(sys.executable).parent / "arc-listener"
     if script.exists():
         return [str(script)]
     return [sys.executable, "-m", "arc_controllers.listener"]
-
-
-async def _terminate(proc: asyncio.subprocess.Process, grace: float = 10.0) -> None:
-    if proc.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(signal.SIGTERM)
-    try:
-        await asyncio.wait_for(proc.wait(), grace)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await proc.wait()

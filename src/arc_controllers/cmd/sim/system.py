@@ -23,7 +23,14 @@ from reconcilekit.client import new_client
 from reconcilekit.config import RestConfig
 from reconcilekit.manager import run_until_signalled
 
-__all__ = ["CONTROLLER_IMAGE", "InProcessController", "ServiceBoard", "manager_options_for", "sample_system"]
+__all__ = [
+    "CONTROLLER_IMAGE",
+    "InProcessController",
+    "ServiceBoard",
+    "manager_args_for",
+    "manager_options_for",
+    "sample_system",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -128,25 +135,33 @@ class InProcessController:
             self._task = self._client = self._stop = self._controllers = None
 
 
+def manager_args_for(scenario: Scenario, log_level: str) -> tuple[list[str], dict[str, str]]:
+    """The flags and environment the chart would give the controller, metrics off: (argv, environ).
+
+    Python only: what `manager_options_for` parses, and what an ``arc-controller`` process is given.
+    """
+    argv = [
+        "--auto-scaling-runner-set-only",
+        f"--log-level={log_level}",
+        "--log-format=text",
+        "--metrics-addr=0",
+        "--listener-metrics-addr=0",
+        "--listener-metrics-endpoint=",
+    ]
+    environ = {
+        "CONTROLLER_MANAGER_POD_NAMESPACE": scenario.scale_set.controller_namespace,
+        "CONTROLLER_MANAGER_CONTAINER_IMAGE": CONTROLLER_IMAGE,
+    }
+    return argv, environ
+
+
 def manager_options_for(scenario: Scenario, log_level: str) -> ManagerOptions:
     """The flags and environment the chart would give the controller, metrics off.
 
     Python only: ``arc-sim`` parses them with the manager's own parser.
     """
-    return parse_manager_options(
-        [
-            "--auto-scaling-runner-set-only",
-            f"--log-level={log_level}",
-            "--log-format=text",
-            "--metrics-addr=0",
-            "--listener-metrics-addr=0",
-            "--listener-metrics-endpoint=",
-        ],
-        {
-            "CONTROLLER_MANAGER_POD_NAMESPACE": scenario.scale_set.controller_namespace,
-            "CONTROLLER_MANAGER_CONTAINER_IMAGE": CONTROLLER_IMAGE,
-        },
-    )
+    argv, environ = manager_args_for(scenario, log_level)
+    return parse_manager_options(argv, environ)
 
 
 def sample_system(t: float, runners: list[dict[str, Any]], fake: FakeActionsService) -> Sample:
