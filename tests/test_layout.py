@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,3 +25,25 @@ def test_every_test_directory_is_a_package() -> None:
         if directory.is_dir() and any(directory.glob("*.py")) and not (directory / "__init__.py").exists()
     )
     assert missing == []
+
+
+def test_test_helpers_are_imported_package_relative() -> None:
+    """No test module imports a sibling helper by its bare name (``from conftest import ...``).
+
+    A bare name only resolves when pytest happens to put that directory on ``sys.path``;
+    at the repository root it does not, and collection fails.
+    """
+    bare = []
+    for tree in ("tests", "envtest"):
+        for path in (ROOT / tree).rglob("*.py"):
+            siblings = {p.stem for p in path.parent.glob("*.py")}
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = (
+                    [alias.name for alias in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and node.level == 0
+                    else []
+                )
+                bare += [f"{path.relative_to(ROOT)}: {name}" for name in names if name.split(".")[0] in siblings]
+    assert bare == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from podman_kubelet import Container
+from .podman_kubelet import Container
 
 
 async def test_a_process_gone_before_proc_is_read_fails_with_its_output_and_status() -> None:
