@@ -174,6 +174,8 @@ class EphemeralRunnerReconciler:
 
         # Differs: the pod is read before the JIT secret (docs/porting-notes.md, EphemeralRunnerReconciler.Reconcile).
         pod = await self.resources.get_pod(runner)
+        if pod is None and has_job(runner):
+            return await self._delete_after_pod_lost_mid_job(runner)
         secret: Object | None = None
         if runner_id(runner) == 0 or pod is None:
             got = await self._ensure_jit_secret(runner)
@@ -317,6 +319,22 @@ class EphemeralRunnerReconciler:
     async def _delete_after_too_many_failures(self, runner: Object) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile, the too-many-failures branch"""
         log.info("runner failed too many times, deleting it", runner=objects.name(runner))
+        with contextlib.suppress(NotFoundError):
+            await self.writes.delete_runner(runner)
+        return Result()
+
+    async def _delete_after_pod_lost_mid_job(self, runner: Object) -> Result:
+        """The pod of a runner that took a job is gone: delete the runner, never relaunch it.
+
+        The JIT config is spent once its job started; a pod built from it again can never
+        run a job and would hold the set's slot for good. Deleting the runner hands its
+        registration to the finalizer (one ``RemoveRunner``, 404 is fine) and lets the set
+        create a fresh runner. Only a runner that never took a job is relaunched from its
+        JIT config.
+
+        Beyond: ARC #4588: a pod lost mid-job was recreated from the consumed JIT config, stranding its slot.
+        """
+        log.info("pod of a runner with a job is gone, deleting the runner", runner=objects.name(runner))
         with contextlib.suppress(NotFoundError):
             await self.writes.delete_runner(runner)
         return Result()
