@@ -93,6 +93,18 @@ def _runner_container_status(pod: Object) -> dict[str, Any] | None:
     return None
 
 
+def _registration_removed(runner: Object) -> bool:
+    """The set removed this runner's registration and is deleting it: no finalizer may come back.
+
+    The set drops the registration finalizer (with this marker) and then deletes the runner;
+    a reconcile working from a copy between the two would re-add the finalizer, and the
+    runner would wait on it once deleted.
+
+    Beyond: no ARC issue; issue 19's finalizer race (finalizers re-added 2 ms before the set's DELETE).
+    """
+    return objects.annotations(runner).get(constants.ANNOTATION_KEY_REGISTRATION_REMOVED) == "true"
+
+
 @dataclass(kw_only=True)
 class EphemeralRunnerReconciler:
     """Ports: EphemeralRunnerReconciler
@@ -158,9 +170,10 @@ class EphemeralRunnerReconciler:
         except NotFoundError:
             self._publish_phase({"metadata": {"namespace": request.namespace, "name": request.name}}, "")
             return Result()
-        if self.writes.superseded.is_stale(runner):
+        if (stale := self.writes.superseded.stale_for(runner)) > 0:
+            # Beyond: no ARC issue; issue 19's finalizer race: the newer version may never come.
             log.debug("cache shows a version this controller replaced, waiting for the newer one")
-            return Result()
+            return Result(requeue_after=stale)
         lazy = LazyCopy(runner)
 
         if objects.is_deleting(runner):
@@ -169,7 +182,7 @@ class EphemeralRunnerReconciler:
         self._publish_phase(runner, _status(runner).get("phase") or "")
         if is_done(runner):
             return await self._release_finished(runner)
-        if not self._has_both_finalizers(runner):
+        if not self._has_both_finalizers(runner) and not _registration_removed(runner):
             await self._add_finalizers(lazy)
 
         # Differs: the pod is read before the JIT secret (docs/porting-notes.md, EphemeralRunnerReconciler.Reconcile).
