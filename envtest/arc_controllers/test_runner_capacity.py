@@ -7,11 +7,19 @@ when deleted.
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
 from typing import Any
 
-from conftest import ER, ERS, POD, Harness, consistently, eventually
+import pytest
+
+from arc_controllers.controllers.ephemeralrunner import reconciler as er_reconciler
+from conftest import ER, ERS, MERGE, POD, Harness, consistently, eventually
+from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
+from reconcilekit.client.patch import raw_patch
 
 ACTIONS_FINALIZER = "ephemeralrunner.actions.github.com/runner-registration-finalizer"
+NAMESPACE = GroupVersionKind("", "v1", "Namespace")
 
 
 async def _pod(h: Harness, name: str) -> dict[str, Any] | None:
@@ -108,3 +116,40 @@ async def test_deletion_with_a_missing_config_secret_completes_arc_4653(harness:
 
     await eventually(set_gone, within=30.0)
     assert h.service.requests("remove_runner") == removals_before
+
+
+async def test_runners_refused_at_admission_are_recycled_arc_3014(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PodSecurity ``restricted`` refuses every runner pod (403): the Failed runners do not keep the slots.
+
+    Reproduction of ARC #3014 (#3685, #4258): replicas=2, patchID=1; both runners go Failed
+    (InvalidPod); the listener's next patch (replicas=2, patchID=2) changed nothing before
+    the fix. The policy (README, "Failed runners"): a Failed runner is deleted once it is
+    the recycle age old and the set creates a fresh one; here the age is 3 s.
+    """
+    monkeypatch.setattr(er_reconciler, "_FAILED_RECYCLE_AGE", timedelta(seconds=3), raising=False)
+    h = harness
+    ns = await h.client.get(NAMESPACE, ObjectKey("", h.namespace))
+    body = {"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}
+    await h.client.patch(ns, raw_patch(MERGE, json.dumps(body)))
+    await h.start()
+    await h.client.create(h.runner_set(replicas=2, patch_id=1))
+
+    async def both_failed() -> list[str] | None:
+        runners = await h.runners()
+        statuses = [r.get("status") or {} for r in runners]
+        if len(runners) == 2 and all((s.get("phase"), s.get("reason")) == ("Failed", "InvalidPod") for s in statuses):
+            return sorted(r["metadata"]["name"] for r in runners)
+        return None
+
+    first = await eventually(both_failed)
+    await h.patch_spec(ERS, "set", {"replicas": 2, "patchID": 2})
+
+    async def replaced() -> bool:
+        runners = [r for r in await h.runners() if not r["metadata"].get("deletionTimestamp")]
+        assert len(runners) <= 2, f"more runners than replicas: {[r['metadata']['name'] for r in runners]}"
+        names = {r["metadata"]["name"] for r in runners}
+        return len(names) == 2 and not names & set(first)
+
+    await eventually(replaced, within=40.0)

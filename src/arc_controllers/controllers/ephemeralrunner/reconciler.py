@@ -69,6 +69,7 @@ DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNN
 _MAX_FAILURES = constants.EPHEMERAL_RUNNER_MAX_FAILURES
 _FAILURE_BACKOFF = constants.EPHEMERAL_RUNNER_FAILURE_BACKOFF
 _QUOTA_RECREATE_AGE = timedelta(seconds=constants.EPHEMERAL_RUNNER_RESOURCE_QUOTA_RECREATE_AGE)
+_FAILED_RECYCLE_AGE = timedelta(seconds=constants.EPHEMERAL_RUNNER_FAILED_RECYCLE_AGE)
 
 _FINALIZER = constants.EPHEMERAL_RUNNER_FINALIZER_NAME
 _ACTIONS_FINALIZER = constants.EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME
@@ -253,6 +254,28 @@ class EphemeralRunnerReconciler:
         if _status(runner).get("phase") != EphemeralRunnerPhase.SUCCEEDED:
             await self._queue_unregistration(runner)
         await self.resources.cleanup_resources(runner)
+        if _status(runner).get("phase") == EphemeralRunnerPhase.FAILED:
+            return await self._recycle_failed(runner)
+        return Result()
+
+    async def _recycle_failed(self, runner: Object) -> Result:
+        """A Failed runner is deleted once `_FAILED_RECYCLE_AGE` old (from creation); until then it waits.
+
+        The set counts a Failed runner against its replicas and never deletes one while
+        scaling, so a runner whose pod admission refuses (PodSecurity, a webhook) held its
+        slot for good. Deleting it lets the set create a fresh runner: one attempt per slot
+        per recycle age, the age being the backoff, while the Failed runner stays visible
+        (reason, message) until then.
+
+        Beyond: ARC #3014 (#3685, #4258): Failed runners refused at admission held the set's capacity forever.
+        """
+        created = parse_time(objects.meta(runner).get("creationTimestamp"))
+        age = self.clock() - created if created is not None else timedelta(0)
+        if age < _FAILED_RECYCLE_AGE:
+            return Result(requeue_after=max((_FAILED_RECYCLE_AGE - age).total_seconds(), 0.001))
+        log.info("failed runner reached its recycle age, deleting it", runner=objects.name(runner))
+        with contextlib.suppress(NotFoundError):
+            await self.writes.delete_runner(runner)
         return Result()
 
     async def _runner_id_to_unregister(self, runner: Object) -> int:
