@@ -602,3 +602,18 @@ async def test_runner_whose_pod_is_gone_after_its_job_started_is_deleted_arc_458
     await r.reconcile(REQ)
     assert ("Pod", NS, NAME) not in cluster.store
     assert queue.pushed == [(NAME, 1)]
+
+
+async def test_failed_runner_is_recycled_at_its_recycle_age_arc_3014(
+    cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
+) -> None:
+    """A Failed runner waits (requeue, no delete) until it is 300 s old, then is deleted for the set to replace."""
+    make_runner(cluster, phase="Failed", reason="InvalidPod", runnerId=1)
+    cluster.store[("EphemeralRunner", NS, NAME)]["metadata"]["creationTimestamp"] = "2026-06-01T11:58:00Z"
+    result = await reconciler(cluster, actions, queue).reconcile(REQ)  # 120 s old
+    assert result.requeue_after == 180.0
+    assert not runner(cluster)["metadata"].get("deletionTimestamp")
+    cluster.store[("EphemeralRunner", NS, NAME)]["metadata"]["creationTimestamp"] = "2026-06-01T11:55:00Z"
+    cluster.requests.clear()
+    await reconciler(cluster, actions, queue).reconcile(REQ)  # 300 s old
+    assert "delete EphemeralRunner" in writes(cluster)
