@@ -7,8 +7,11 @@ and the AutoscalingListener itself. No kubelet: pod statuses are written by the 
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import itertools
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -563,3 +566,35 @@ async def test_running_listener_metric(world: World) -> None:
         return REGISTRY.get_sample_value("gha_controller_running_listeners", labels) == 0.0
 
     await eventually(down_then_recreated)
+
+
+async def test_crash_looping_listener_is_recreated_with_backoff_arc_4656(world: World) -> None:
+    """Every listener pod dies 0.3 s after it appears (exit 1, finishedAt now), for 90 s.
+
+    Reproduction of ARC #4656: before the fix 90 listener pods in 40 s. Expected: the dead
+    pod is kept for 2 s, 4 s, 8 s, ... counted from finishedAt, so successive gaps never
+    shrink, at most 6 pods in 90 s, and the failure count is in the listener's status.
+    """
+    w = world
+    await setup(w)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 90.0
+    seen: list[tuple[str, float]] = []
+    while loop.time() < end:
+        pod = await w.find(POD, "test-asl", w.controller_namespace)
+        if pod is None or any(uid == pod["metadata"]["uid"] for uid, _ in seen):
+            await asyncio.sleep(0.05)
+            continue
+        seen.append((pod["metadata"]["uid"], loop.time()))
+        assert len(seen) <= 6, f"{len(seen)} listener pods within {loop.time() - end + 90.0:.1f} s"
+        await asyncio.sleep(0.3)
+        finished = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        terminated = {"exitCode": 1, "reason": "Error", "finishedAt": finished}
+        status = {"phase": "Failed", "containerStatuses": [{"name": "listener", "image": IMAGE, "imageID": "",
+                  "ready": False, "restartCount": 0, "state": {"terminated": terminated}}]}  # fmt: skip
+        await w.patch(pod, {"status": status}, status=True)
+    gaps = [later - earlier for (_, earlier), (_, later) in itertools.pairwise(seen)]
+    assert len(seen) >= 4, f"the listener was not recreated: {len(seen)} pods"
+    assert all(b >= a for a, b in itertools.pairwise(gaps)), f"a gap shrank: {gaps}"
+    listener = await w.get(LISTENER, "test-asl", w.controller_namespace)
+    assert (listener.get("status") or {}).get("failureCount", 0) >= len(seen) - 1

@@ -63,6 +63,12 @@ ANNOTATION_KEY_PATCH_ID: Final = "actions.github.com/patch-id"
 """On each EphemeralRunner: the set's ``spec.patchID`` when the runner was created."""
 ANNOTATION_KEY_ACTIONABLE_REVISION: Final = "actions.github.com/actionable-revision"
 """On each EphemeralRunner: the set's ``spec.actionableRevision`` at creation; missing or unparseable reads as 0."""
+ANNOTATION_KEY_REGISTRATION_REMOVED: Final = "actions.github.com/runner-registration-removed"
+"""On an EphemeralRunner the set is removing: ``"true"`` once its registration is gone from the service.
+
+Written with the registration finalizer's removal; the runner reconciler never adds a
+finalizer back to a runner that carries it. Beyond: no ARC issue; issue 19's finalizer race (a 50-job burst).
+"""
 ANNOTATION_KEY_AUTOSCALING_RUNNER_SET_GENERATION: Final = "actions.github.com/autoscaling-runner-set-generation"
 """On the EphemeralRunnerSet: the AutoscalingRunnerSet ``metadata.generation`` it was built from (informational)."""
 ANNOTATION_KEY_LISTENER_CONFIG_RESOURCE_VERSION: Final = "actions.github.com/listener-config-resource-version"
@@ -173,9 +179,19 @@ EPHEMERAL_RUNNER_FAILURE_BACKOFF: Final = (0.0, 5.0, 10.0, 20.0, 40.0, 80.0)
 """Requeue delay indexed by ``len(status.failures)``; length is ``EPHEMERAL_RUNNER_MAX_FAILURES + 1``."""
 EPHEMERAL_RUNNER_RETRYABLE_JIT_ERROR_REQUEUE: Final = 0.5
 EPHEMERAL_RUNNER_CORRUPTED_JIT_SECRET_REQUEUE: Final = 0.5
+SUPERSEDED_VERSION_TTL: Final = 5.0
+"""Seconds a resourceVersion this process replaced counts as a stale cached copy (`SupersededVersions`).
+
+Longer than any informer lag the controllers wait out; once it passes, the copy is acted on.
+"""
 EPHEMERAL_RUNNER_POD_ALREADY_EXISTS_REQUEUE: Final = 5.0
 EPHEMERAL_RUNNER_RESOURCE_QUOTA_REQUEUE: Final = 30.0
 EPHEMERAL_RUNNER_RESOURCE_QUOTA_RECREATE_AGE: Final = 600.0
+EPHEMERAL_RUNNER_FAILED_RECYCLE_AGE: Final = 300.0
+"""Seconds after its creation a Failed EphemeralRunner is deleted, so the set replaces it (the README's policy).
+
+Beyond: ARC #3014 (also #3685, #4258): runners whose pods admission refused stayed Failed, holding their slots.
+"""
 """A runner whose pod keeps hitting a resource quota is recreated once it is older than this."""
 DEFAULT_TERMINATED_POD_GRACE_PERIOD_SECONDS: Final = 0
 UNREGISTRATION_RETRY_DELAY: Final = 30.0

@@ -14,10 +14,12 @@ Ports: controllers/actions.github.com/lazycopy.go
 from __future__ import annotations
 
 import copy
+import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from arc_controllers import constants
 from arc_controllers.api.v1alpha1 import objects
 from reconcilekit.client.interfaces import Object
 from reconcilekit.client.patch import MergeFromPatch, merge_from, merge_from_with_optimistic_lock
@@ -88,17 +90,32 @@ class SupersededVersions:
     cached object whose resourceVersion is one this process superseded is known to be
     stale, and the watch event of the newer version enqueues the object again.
 
+    A record counts for ``ttl`` seconds only: a write can leave the version it "replaced"
+    current (a DELETE of an object that is already being deleted changes nothing), and
+    then no newer version, no event, ever comes. `stale_for` says how long the caller
+    should wait before acting on the copy anyway; it never waits for good.
+
     Python only: controller-runtime has no such guard; the extra requests it avoids are the
     echo reads and writes of the per-runner ledger.
+    Beyond: no ARC issue; issue 19's finalizer race stranded a deleting runner on a record with no end.
     """
 
-    __slots__ = ("_by_uid", "_objects", "_per_object")
+    __slots__ = ("_by_uid", "_clock", "_objects", "_per_object", "_ttl")
 
-    def __init__(self, *, per_object: int = 4, objects: int = 10_000) -> None:
-        """Python only: see the class docstring."""
-        self._by_uid: OrderedDict[str, list[str]] = OrderedDict()
+    def __init__(
+        self,
+        *,
+        per_object: int = 4,
+        objects: int = 10_000,
+        ttl: float = constants.SUPERSEDED_VERSION_TTL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Python only: see the class docstring (``ttl`` in seconds, ``clock`` monotonic seconds)."""
+        self._by_uid: OrderedDict[str, list[tuple[str, float]]] = OrderedDict()
         self._per_object = per_object
         self._objects = objects
+        self._ttl = ttl
+        self._clock = clock
 
     def superseded(self, uid: str, resource_version: str) -> None:
         """Record that a successful write replaced ``resource_version`` of object ``uid``.
@@ -110,14 +127,22 @@ class SupersededVersions:
             return
         versions = self._by_uid.setdefault(uid, [])
         self._by_uid.move_to_end(uid)
-        versions.append(resource_version)
+        versions.append((resource_version, self._clock()))
         del versions[: -self._per_object]
         while len(self._by_uid) > self._objects:
             self._by_uid.popitem(last=False)
 
+    def stale_for(self, obj: Mapping[str, Any]) -> float:
+        """Python only: seconds ``obj`` still counts as a version this process replaced; 0.0 when it does not."""
+        rv = objects.resource_version(obj)
+        for version, at in self._by_uid.get(objects.uid(obj), ()):
+            if version == rv:
+                return max(at + self._ttl - self._clock(), 0.0)
+        return 0.0
+
     def is_stale(self, obj: Mapping[str, Any]) -> bool:
-        """Python only: true when ``obj`` shows a version this process already replaced."""
-        return objects.resource_version(obj) in self._by_uid.get(objects.uid(obj), ())
+        """Python only: true while ``obj`` shows a version this process replaced (within the TTL)."""
+        return self.stale_for(obj) > 0.0
 
     def forget(self, uid: str) -> None:
         """Python only: drop what is known about ``uid`` (the object is gone)."""

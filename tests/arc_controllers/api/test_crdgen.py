@@ -55,7 +55,13 @@ NEW_FIELDS = {
         (".status.appliedActionableRevision", "integer"),
         (".status.finishedRunnerCleanupPatchID", "integer"),
     },
-    "AutoscalingListener": {(".spec.phase", "string"), *_LISTENER_CONFIG},
+    "AutoscalingListener": {
+        (".spec.phase", "string"),
+        *_LISTENER_CONFIG,
+        # The crash-loop count (ARC #4656, issue 19 rule 1): our addition, optional.
+        (".status.failureCount", "integer"),
+        (".status.lastFailureTime", "string"),
+    },
     # The job timing fields the listener writes since 0ba3cc92 (spec §9 line B); the June
     # CRD lacks them, and without them the API server prunes what the listener sends.
     "EphemeralRunner": {

@@ -142,7 +142,7 @@ async def test_merged_identity_patch_keeps_a_phase_the_runner_already_has(
     cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
 ) -> None:
     """The merged write sets Pending only on a runner without a phase (never over the listener's)."""
-    make_runner(cluster, phase="Running", jobId="j")
+    make_runner(cluster, phase="Running")
     await reconciler(cluster, actions, queue).reconcile(REQ)
     status = runner(cluster)["status"]
     assert (status["runnerId"], status["phase"]) == (1, "Running")
@@ -315,10 +315,34 @@ async def test_deletion_resolves_id_by_name_when_secret_is_gone(
     cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
 ) -> None:
     make_runner(cluster, phase="Pending")
+    put_config_secret(cluster)
     actions.runners[9] = RunnerReference(id=9, name=NAME, runner_scale_set_id=1)
     cluster.store[("EphemeralRunner", NS, NAME)]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     await reconciler(cluster, actions, queue).reconcile(REQ)
     assert queue.pushed == [(NAME, 9)]
+
+
+def put_config_secret(cluster: FakeCluster) -> None:
+    """The runner names config secret ``github-config``, and it exists."""
+    cluster.store[("EphemeralRunner", NS, NAME)]["spec"]["githubConfigSecret"] = "github-config"
+    cluster.put({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "github-config", "namespace": NS}})
+
+
+async def test_never_registered_runner_with_a_missing_config_secret_is_finalized_arc_4653(
+    cluster: FakeCluster, queue: RecordingQueue
+) -> None:
+    """ID 0, no JIT secret, config secret ``missing``: both finalizers go and no Actions client is built."""
+    make_runner(cluster, phase="Pending")
+    cluster.store[("EphemeralRunner", NS, NAME)]["spec"]["githubConfigSecret"] = "missing"
+    cluster.store[("EphemeralRunner", NS, NAME)]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+
+    async def no_client(_: Any) -> FakeActions:
+        raise AssertionError("an Actions client was built for a runner with nothing to unregister")
+
+    r = EphemeralRunnerReconciler(client=cluster.client(), actions=no_client, unregistration_queue=queue)
+    await r.reconcile(REQ)
+    assert queue.pushed == []
+    assert ("EphemeralRunner", NS, NAME) not in cluster.store or not runner(cluster)["metadata"].get("finalizers")
 
 
 # Upstream: It "It should re-create pod on failure and no job assigned" and
@@ -559,3 +583,38 @@ def test_backoff_table_has_one_entry_per_failure_count() -> None:
 
     assert len(FAILURE_BACKOFF) == MAX_FAILURES + 1
     assert FAILURE_BACKOFF == (0.0, 5.0, 10.0, 20.0, 40.0, 80.0)
+
+
+async def test_runner_whose_pod_is_gone_after_its_job_started_is_deleted_arc_4588(
+    cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
+) -> None:
+    """A registered runner with a job and a JIT secret but no pod: deleted, no pod created.
+
+    Its finalizer then hands the registration to the queue once.
+    """
+    make_runner(cluster)
+    r = reconciler(cluster, actions, queue)
+    await r.reconcile(REQ)
+    cluster.set_status("EphemeralRunner", NS, NAME, {**runner(cluster)["status"], "phase": "Running", "jobId": "j"})
+    del cluster.store[("Pod", NS, NAME)]
+    cluster.requests.clear()
+    await r.reconcile(REQ)
+    assert writes(cluster) == ["delete EphemeralRunner"]
+    await r.reconcile(REQ)
+    assert ("Pod", NS, NAME) not in cluster.store
+    assert queue.pushed == [(NAME, 1)]
+
+
+async def test_failed_runner_is_recycled_at_its_recycle_age_arc_3014(
+    cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
+) -> None:
+    """A Failed runner waits (requeue, no delete) until it is 300 s old, then is deleted for the set to replace."""
+    make_runner(cluster, phase="Failed", reason="InvalidPod", runnerId=1)
+    cluster.store[("EphemeralRunner", NS, NAME)]["metadata"]["creationTimestamp"] = "2026-06-01T11:58:00Z"
+    result = await reconciler(cluster, actions, queue).reconcile(REQ)  # 120 s old
+    assert result.requeue_after == 180.0
+    assert not runner(cluster)["metadata"].get("deletionTimestamp")
+    cluster.store[("EphemeralRunner", NS, NAME)]["metadata"]["creationTimestamp"] = "2026-06-01T11:55:00Z"
+    cluster.requests.clear()
+    await reconciler(cluster, actions, queue).reconcile(REQ)  # 300 s old
+    assert "delete EphemeralRunner" in writes(cluster)

@@ -96,7 +96,15 @@ class AutoscalingListenerStatus(ArcModel):
     """AutoscalingListenerStatus defines the observed state of AutoscalingListener.
 
     Ports: AutoscalingListenerStatus
+    Beyond: ARC #4656: both fields are our addition (optional; Go ARC's status is empty).
     """
+
+    failure_count: int | None = Field(None, alias="failureCount")
+    """Consecutive deaths of the listener pod; the next one waits 2 s doubled per failure (at most 5 min).
+    Starts again at 1 after a pod that ran 10 min. Unset means 0. Our addition (ARC #4656)."""
+    last_failure_time: str | None = Field(None, alias="lastFailureTime")
+    """When the last counted death happened (the listener container's finishedAt), RFC 3339.
+    Our addition (ARC #4656)."""
 
 
 class AutoscalingListener(ArcModel):

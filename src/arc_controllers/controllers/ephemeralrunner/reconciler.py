@@ -69,6 +69,7 @@ DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNN
 _MAX_FAILURES = constants.EPHEMERAL_RUNNER_MAX_FAILURES
 _FAILURE_BACKOFF = constants.EPHEMERAL_RUNNER_FAILURE_BACKOFF
 _QUOTA_RECREATE_AGE = timedelta(seconds=constants.EPHEMERAL_RUNNER_RESOURCE_QUOTA_RECREATE_AGE)
+_FAILED_RECYCLE_AGE = timedelta(seconds=constants.EPHEMERAL_RUNNER_FAILED_RECYCLE_AGE)
 
 _FINALIZER = constants.EPHEMERAL_RUNNER_FINALIZER_NAME
 _ACTIONS_FINALIZER = constants.EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME
@@ -91,6 +92,18 @@ def _runner_container_status(pod: Object) -> dict[str, Any] | None:
             found: dict[str, Any] = cs
             return found
     return None
+
+
+def _registration_removed(runner: Object) -> bool:
+    """The set removed this runner's registration and is deleting it: no finalizer may come back.
+
+    The set drops the registration finalizer (with this marker) and then deletes the runner;
+    a reconcile working from a copy between the two would re-add the finalizer, and the
+    runner would wait on it once deleted.
+
+    Beyond: no ARC issue; issue 19's finalizer race (finalizers re-added 2 ms before the set's DELETE).
+    """
+    return objects.annotations(runner).get(constants.ANNOTATION_KEY_REGISTRATION_REMOVED) == "true"
 
 
 @dataclass(kw_only=True)
@@ -158,9 +171,10 @@ class EphemeralRunnerReconciler:
         except NotFoundError:
             self._publish_phase({"metadata": {"namespace": request.namespace, "name": request.name}}, "")
             return Result()
-        if self.writes.superseded.is_stale(runner):
+        if (stale := self.writes.superseded.stale_for(runner)) > 0:
+            # Beyond: no ARC issue; issue 19's finalizer race: the newer version may never come.
             log.debug("cache shows a version this controller replaced, waiting for the newer one")
-            return Result()
+            return Result(requeue_after=stale)
         lazy = LazyCopy(runner)
 
         if objects.is_deleting(runner):
@@ -169,11 +183,13 @@ class EphemeralRunnerReconciler:
         self._publish_phase(runner, _status(runner).get("phase") or "")
         if is_done(runner):
             return await self._release_finished(runner)
-        if not self._has_both_finalizers(runner):
+        if not self._has_both_finalizers(runner) and not _registration_removed(runner):
             await self._add_finalizers(lazy)
 
         # Differs: the pod is read before the JIT secret (docs/porting-notes.md, EphemeralRunnerReconciler.Reconcile).
         pod = await self.resources.get_pod(runner)
+        if pod is None and has_job(runner):
+            return await self._delete_after_pod_lost_mid_job(runner)
         secret: Object | None = None
         if runner_id(runner) == 0 or pod is None:
             got = await self._ensure_jit_secret(runner)
@@ -238,6 +254,28 @@ class EphemeralRunnerReconciler:
         if _status(runner).get("phase") != EphemeralRunnerPhase.SUCCEEDED:
             await self._queue_unregistration(runner)
         await self.resources.cleanup_resources(runner)
+        if _status(runner).get("phase") == EphemeralRunnerPhase.FAILED:
+            return await self._recycle_failed(runner)
+        return Result()
+
+    async def _recycle_failed(self, runner: Object) -> Result:
+        """A Failed runner is deleted once `_FAILED_RECYCLE_AGE` old (from creation); until then it waits.
+
+        The set counts a Failed runner against its replicas and never deletes one while
+        scaling, so a runner whose pod admission refuses (PodSecurity, a webhook) held its
+        slot for good. Deleting it lets the set create a fresh runner: one attempt per slot
+        per recycle age, the age being the backoff, while the Failed runner stays visible
+        (reason, message) until then.
+
+        Beyond: ARC #3014 (#3685, #4258): Failed runners refused at admission held the set's capacity forever.
+        """
+        created = parse_time(objects.meta(runner).get("creationTimestamp"))
+        age = self.clock() - created if created is not None else timedelta(0)
+        if age < _FAILED_RECYCLE_AGE:
+            return Result(requeue_after=max((_FAILED_RECYCLE_AGE - age).total_seconds(), 0.001))
+        log.info("failed runner reached its recycle age, deleting it", runner=objects.name(runner))
+        with contextlib.suppress(NotFoundError):
+            await self.writes.delete_runner(runner)
         return Result()
 
     async def _runner_id_to_unregister(self, runner: Object) -> int:
@@ -317,6 +355,22 @@ class EphemeralRunnerReconciler:
     async def _delete_after_too_many_failures(self, runner: Object) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile, the too-many-failures branch"""
         log.info("runner failed too many times, deleting it", runner=objects.name(runner))
+        with contextlib.suppress(NotFoundError):
+            await self.writes.delete_runner(runner)
+        return Result()
+
+    async def _delete_after_pod_lost_mid_job(self, runner: Object) -> Result:
+        """The pod of a runner that took a job is gone: delete the runner, never relaunch it.
+
+        The JIT config is spent once its job started; a pod built from it again can never
+        run a job and would hold the set's slot for good. Deleting the runner hands its
+        registration to the finalizer (one ``RemoveRunner``, 404 is fine) and lets the set
+        create a fresh runner. Only a runner that never took a job is relaunched from its
+        JIT config.
+
+        Beyond: ARC #4588: a pod lost mid-job was recreated from the consumed JIT config, stranding its slot.
+        """
+        log.info("pod of a runner with a job is gone, deleting the runner", runner=objects.name(runner))
         with contextlib.suppress(NotFoundError):
             await self.writes.delete_runner(runner)
         return Result()

@@ -18,7 +18,7 @@ from arc_controllers.api.v1alpha1.objects import status as _status
 from arc_controllers.controllers.actions_seam import ActionsClientFactory
 from arc_controllers.controllers.patching import SupersededVersions
 from arc_controllers.controllers.runnerstates import runner_id, secret_ref
-from reconcilekit.client.interfaces import Client, Object
+from reconcilekit.client.interfaces import Client, Object, ObjectKey
 from reconcilekit.client.interfaces import object_key_from_object as _key
 from reconcilekit.client.patch import MergeFromPatch
 from reconcilekit.errors import NotFoundError
@@ -125,13 +125,20 @@ class RunnerResources:
             RuntimeError: the registration found by name belongs to another scale set.
             APIStatusError: the secret could not be read (never guess 0).
 
+        A runner with neither an ID nor a JIT secret whose GitHub config secret is gone has
+        no registration this controller could ever remove: 0, without building a client.
+
         Ports: EphemeralRunnerReconciler.registeredRunnerID
+        Beyond: ARC #4653: the by-name lookup failed on the missing config secret forever, stranding the deletion.
         """
         if (rid := runner_id(runner)) != 0:
             return rid
         try:
             secret = await self.client.get(SECRET, _key(runner))
         except NotFoundError:
+            if not await self._config_secret_exists(runner):
+                log.info("runner never registered and its config secret is gone", runner=objects.name(runner))
+                return 0
             actions = await self.actions(runner)
             found = await actions.get_runner_by_name(objects.name(runner))
             if found is None:
@@ -147,6 +154,17 @@ class RunnerResources:
         except ValueError:
             log.warning("unparseable runner ID in JIT secret", runner=objects.name(runner))
             return 0
+
+    async def _config_secret_exists(self, runner: Object) -> bool:
+        """Python only: the secret ``spec.githubConfigSecret`` names exists in the runner's namespace."""
+        name = str(objects.spec(runner).get("githubConfigSecret") or "")
+        if not name:
+            return False
+        try:
+            await self.client.get(SECRET, ObjectKey(objects.namespace(runner), name))
+        except NotFoundError:
+            return False
+        return True
 
     async def cleanup_resources(self, runner: Object) -> None:
         """Delete the pod (unless already deleting) and the JIT secret; gone is fine.

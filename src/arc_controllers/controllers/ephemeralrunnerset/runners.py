@@ -270,14 +270,19 @@ class RunnerSetRunners:
 
         Without it a crash between ``RemoveRunner`` and the delete leaves a runner whose
         every later removal answers runner-not-found. It also spares the runner finalizer
-        a second unregistration.
+        a second unregistration. The same patch marks the runner
+        (``ANNOTATION_KEY_REGISTRATION_REMOVED``) so the runner reconciler, reading a copy
+        from before the delete, never adds the finalizer back.
 
         Ports: EphemeralRunnerSetReconciler.deleteEphemeralRunnerWithActionsClient, the finalizer release
+        Beyond: no ARC issue; issue 19's finalizer race (the re-added finalizer stranded the runner).
         """
         if not contains_finalizer(runner, constants.EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME):
             return
         lazy = LazyCopy(runner)
         remove_finalizer(lazy.mutate(), constants.EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME)
+        marks = objects.mutable_meta(lazy.obj).setdefault("annotations", {})
+        marks[constants.ANNOTATION_KEY_REGISTRATION_REMOVED] = "true"
         try:
             await self.client.patch(runner, lazy.merge_from())
         except NotFoundError:
