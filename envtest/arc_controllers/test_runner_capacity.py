@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from arc_controllers.controllers.ephemeralrunner import reconciler as er_reconciler
-from conftest import ER, ERS, MERGE, POD, Harness, consistently, eventually
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 from reconcilekit.client.patch import raw_patch
+
+from .conftest import ER, ERS, MERGE, POD, Harness, consistently, eventually
 
 ACTIONS_FINALIZER = "ephemeralrunner.actions.github.com/runner-registration-finalizer"
 NAMESPACE = GroupVersionKind("", "v1", "Namespace")

@@ -11,7 +11,8 @@ import pytest
 import structlog
 
 from arc_controllers.cmd._logging import configure_manager_logging
-from arc_controllers.controllers import autoscalingrunnerset, ephemeralrunner
+from arc_controllers.controllers.autoscalingrunnerset import reconciler as autoscalingrunnerset
+from arc_controllers.controllers.ephemeralrunner import reconciler as ephemeralrunner
 
 ZAP_KEYS = {"ts", "severity", "logger", "message"}
 

@@ -25,7 +25,6 @@ from arc_controllers.controllers.ephemeralrunnerset.proxysecret import ProxySecr
 from arc_controllers.controllers.ephemeralrunnerset.runners import RunnerSetRunners
 from arc_controllers.controllers.patching import SupersededVersions
 from arc_controllers.controllers.unregistration import RunnerUnregistrationQueue
-from conftest import FakeActions
 from reconcilekit.cache import InformerCache, Options
 from reconcilekit.cache._internal.backoff import BackoffSettings
 from reconcilekit.client.delegating import DelegatingClient
@@ -33,6 +32,8 @@ from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.errors import NotFoundError
 from reconcilekit.reconcile import Request
 from reconcilekit.testing import Call, FakeClient, InterceptorClient, LaggingClient, eventually
+
+from .conftest import FakeActions
 
 NS, NAME = "ns", "set-runner-race"
 KEY, REQ = ObjectKey(NS, NAME), Request(NS, NAME)
