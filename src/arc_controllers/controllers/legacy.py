@@ -25,7 +25,7 @@ removed runners deleting and nothing more due, and after it the set is no longer
 and the applied revision (0, equal to the actionable one) takes over.
 
 On runners the annotation is inert: nothing compares runner annotations. A listener
-carrying it is recreated once, as upstream does (spec §3.2, TestLegacyIntegrityHash
+carrying it is recreated once, as upstream does (TestLegacyIntegrityHash
 AnnotationCausesOneTimeListenerRecreation): its spec names Go ARC's listener image
 anyway, so it differs from ours whatever the annotations say; no runner is touched.
 

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER, EPHEMERAL_RUNNER_SET, EphemeralRunnerPhase, objects
 from reconcilekit.client import merge_from, merge_from_with_optimistic_lock
 from reconcilekit.client.interfaces import GroupVersionKind, Object, ObjectKey, Patch
 from reconcilekit.errors import ConflictError, NotFoundError
@@ -49,10 +50,10 @@ __all__ = [
 
 log = structlog.get_logger(__name__, component="worker")  # lazy: configured at first use
 
-EPHEMERAL_RUNNER_SET_GVK = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunnerSet")
+EPHEMERAL_RUNNER_SET_GVK = EPHEMERAL_RUNNER_SET
 """The kind whose ``spec.replicas`` and ``spec.patchID`` the listener owns."""
 
-EPHEMERAL_RUNNER_GVK = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
+EPHEMERAL_RUNNER_GVK = EPHEMERAL_RUNNER
 """The kind whose job fields and ``Running`` phase the listener writes."""
 
 MAX_PATCH_SEQ = 2**31 - 1
@@ -61,7 +62,9 @@ MAX_PATCH_SEQ = 2**31 - 1
 DEFAULT_CONFLICT_BACKOFF = Backoff(duration=0.01, factor=1.0, jitter=0.1, steps=5)
 """client-go's retry.DefaultRetry: 5 attempts, 10 ms apart plus up to 10 % jitter."""
 
-_TERMINAL_PHASES = frozenset({"Failed", "Succeeded", "Outdated"})
+_TERMINAL_PHASES = frozenset(
+    {EphemeralRunnerPhase.FAILED, EphemeralRunnerPhase.SUCCEEDED, EphemeralRunnerPhase.OUTDATED}
+)
 _ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
 
 
@@ -240,9 +243,9 @@ def should_promote_to_running(runner: Mapping[str, Any]) -> bool:
 
     Ports: the phase guard in Scaler.patchJobStarted
     """
-    if (runner.get("metadata") or {}).get("deletionTimestamp"):
+    if objects.meta(runner).get("deletionTimestamp"):
         return False
-    return (runner.get("status") or {}).get("phase", "") not in _TERMINAL_PHASES
+    return objects.status(runner).get("phase", "") not in _TERMINAL_PHASES
 
 
 class _SubResourcePatcher(Protocol):
@@ -384,8 +387,8 @@ class Scaler:
         base = self._runner_object(job.runner_name)
         patch: Patch
         if should_promote_to_running(runner):
-            status["phase"] = "Running"
-            base["metadata"]["resourceVersion"] = (runner.get("metadata") or {}).get("resourceVersion", "")
+            status["phase"] = EphemeralRunnerPhase.RUNNING.value
+            base["metadata"]["resourceVersion"] = objects.meta(runner).get("resourceVersion", "")
             patch = merge_from_with_optimistic_lock(base)
         else:
             patch = merge_from(base)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arc_controllers.api.v1alpha1 import AUTOSCALING_RUNNER_SET, EPHEMERAL_RUNNER
 from arc_controllers.cmd.sim.progress import Progress
 from arc_controllers.cmd.sim.scenario import Scenario
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey, WithWatch
@@ -26,8 +27,8 @@ __all__ = [
     "rollout_runner_image",
 ]
 
-ARS = GroupVersionKind("actions.github.com", "v1alpha1", "AutoscalingRunnerSet")
-ER = GroupVersionKind("actions.github.com", "v1alpha1", "EphemeralRunner")
+ARS = AUTOSCALING_RUNNER_SET
+ER = EPHEMERAL_RUNNER
 NAMESPACE = GroupVersionKind("", "v1", "Namespace")
 
 SCHEDULER_NAME = "arc-sim"
