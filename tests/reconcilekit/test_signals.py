@@ -41,3 +41,24 @@ async def test_manager_that_stops_by_itself_ends_the_run() -> None:
     stop = asyncio.Event()
     with pytest.raises(RuntimeError, match="cannot run"):
         await asyncio.wait_for(run_until_signalled(mgr, stop), 5)
+
+
+async def test_a_failing_log_write_does_not_eat_the_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stderr a closed pipe (``arc-controller ... | head -1``): SIGTERM still stops the manager."""
+    import reconcilekit.manager.signals as signals_module
+
+    class BrokenLog:
+        def info(self, *args: object, **kwargs: object) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        warning = info
+
+    monkeypatch.setattr(signals_module, "log", BrokenLog())
+    loop = asyncio.get_running_loop()
+    stop = setup_signal_handler()
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        await asyncio.wait_for(stop.wait(), 5)
+    finally:
+        for sig in SHUTDOWN_SIGNALS:
+            loop.remove_signal_handler(sig)

@@ -6,6 +6,7 @@ Ports: sigs.k8s.io/controller-runtime/pkg/manager/signals (signal.go SetupSignal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 
@@ -33,10 +34,12 @@ def setup_signal_handler() -> asyncio.Event:
 
     def on_signal(signum: int) -> None:
         if stop.is_set():
-            log.warning("second signal, exiting now", signal=signal.Signals(signum).name)
+            with contextlib.suppress(Exception):  # a closed stderr must not keep the process alive
+                log.warning("second signal, exiting now", signal=signal.Signals(signum).name)
             os._exit(1)
-        log.info("signal received, stopping", signal=signal.Signals(signum).name)
-        stop.set()
+        stop.set()  # before logging: a log write that fails (stderr a closed pipe) must not eat the stop
+        with contextlib.suppress(Exception):
+            log.info("signal received, stopping", signal=signal.Signals(signum).name)
 
     for sig in SHUTDOWN_SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
