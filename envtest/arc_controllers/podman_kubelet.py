@@ -96,7 +96,7 @@ class Container:
     async def pid(self) -> int:
         """The container's main process on the host, once it runs."""
 
-        async def running() -> int:  # 0, not None: eventually takes a named function's None for success
+        async def running() -> int:  # 0 (falsy) while the container has no pid yet
             if self.proc.returncode is not None:
                 await self.fail_exited("before it ran")
             with contextlib.suppress(AssertionError, ValueError):

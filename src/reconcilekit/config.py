@@ -207,7 +207,7 @@ def _read_merged(paths: list[Path]) -> tuple[dict[str, Any], dict[str, Path]]:
             for entry in doc.get(section) or []:
                 if isinstance(entry, dict) and entry.get("name") and entry["name"] not in merged[section]:
                     merged[section][entry["name"]] = entry.get(inner) or {}
-                    origin[f"{section}/{entry['name']}"] = path.parent
+                    origin[f"{section}/{entry['name']}"] = path.resolve().parent  # as kubectl: not the cwd
         merged["current-context"] = merged["current-context"] or doc.get("current-context") or ""
     if not found:
         raise ConfigError(f"no kubeconfig file found at {', '.join(map(str, paths))}")

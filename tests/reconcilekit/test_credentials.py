@@ -97,6 +97,34 @@ async def test_a_failing_plugin_at_load_is_a_config_error(tmp_path: Path) -> Non
         await load_rest_config(kubeconfig)  # a relative command resolves against the kubeconfig's folder
 
 
+async def test_a_relative_plugin_of_a_relative_kubeconfig_resolves_against_its_folder_issue_16(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``command: ./plugin.sh`` in ``conf/config`` given as a relative path runs ``<cwd>/conf/plugin.sh``.
+
+    The plugin's path must be absolute at load: the kubeconfig's folder, not whatever the
+    working directory is when the plugin runs again later.
+    """
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    plugin_script(folder)
+    (folder / "config").write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://10.0.0.1:6443'}}]\n"
+        "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: ./plugin.sh}}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    config = await load_rest_config(Path("conf") / "config")
+    assert config.exec_plugin is not None
+    assert config.exec_plugin.command == str(folder.resolve() / "plugin.sh")
+    assert runs(folder) == 1
+    monkeypatch.chdir(folder)  # a later run from another working directory still finds it
+    config.exec_plugin.invalidate(await config.exec_plugin.authorization())
+    assert await config.exec_plugin.authorization() == "Bearer one"
+    assert runs(folder) == 2
+
+
 async def test_token_file_is_reread_after_a_401(tmp_path: Path) -> None:
     path = tmp_path / "token"
     path.write_text("one\n")

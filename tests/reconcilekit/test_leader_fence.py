@@ -219,3 +219,20 @@ def test_winning_while_stopping_starts_nothing() -> None:
     mgr._become_leader()
     assert not mgr._groups[Group.LEADER_ELECTION].started
     assert not mgr.elected().is_set()
+
+
+async def test_winning_while_stopping_hands_the_lease_back_without_release_on_cancel_issue_16() -> None:
+    """The win is a no-op that releases the Lease, even with release on cancel off (the default)."""
+    fake = FakeClient()
+    leader_only = LeaderOnly()
+    mgr = new_manager(None, fenced_options(leader_election_release_on_cancel=False), client=fake)
+    mgr.add(leader_only)
+    mgr._stop.set()  # shutdown has begun when the election is won
+    mgr._start_leader_election()
+    assert mgr._elector_task is not None
+    await asyncio.wait_for(asyncio.gather(mgr._elector_task, return_exceptions=True), 10)
+    lease = fake.stored(LEASE, ObjectKey("ns", "lock"))
+    assert lease is not None, "the candidate did win the Lease"
+    assert lease["spec"]["holderIdentity"] == ""  # handed back: the next candidate need not wait 2 s
+    assert leader_only.ran == 0
+    assert not mgr.elected().is_set()

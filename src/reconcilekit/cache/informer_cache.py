@@ -401,9 +401,12 @@ class InformerCache:
         bookmark) for more than ``threshold`` seconds; by default twice the cache's
         ``watch_read_idle_timeout`` (240 s): a half-open watch is dropped after one deadline
         and re-opened, so two in a row without a byte mean the server cannot be reached.
-        Add it to the manager::
+        Add it to the manager as a readiness check, not a liveness one::
 
-            manager.add_healthz_check("informers", manager.get_cache().staleness_checker())
+            manager.add_readyz_check("informers", manager.get_cache().staleness_checker())
+
+        A stale informer means the API server cannot be reached, which a restart does not fix:
+        as a healthz check it would restart every replica at once during an API-server outage.
 
         Servers that send no bookmarks (kube-apiserver with ``--watch-cache=false``) leave
         an idle informer silent too; give such a cache a larger ``threshold``.

@@ -123,6 +123,7 @@ class LeaderElector:
         self._reported_leader = ""
         self._renewed_at: float | None = None
         self._leading = False
+        self._resigned = False
         self._gauge = LEADER_GAUGE.labels(name=config.name or config.lock.name)
         self._call_timeout = max(config.renew_deadline / 2, 1.0)
 
@@ -155,7 +156,8 @@ class LeaderElector:
     async def run(self) -> None:
         """Acquire, call ``on_started_leading``, renew until that fails; then return.
 
-        Cancellation stops the election (and releases the lease if configured).
+        Cancellation stops the election and releases the lease if configured, or always after
+        `resign`.
 
         Ports: LeaderElector.Run
         """
@@ -171,9 +173,20 @@ class LeaderElector:
             self._leading = False
             self._gauge.set(0)
             if leading:
-                if self._config.release_on_cancel and self.is_leader():
+                if (self._config.release_on_cancel or self._resigned) and self.is_leader():
                     await self._release()
                 self._on_stopped()
+
+    def resign(self) -> None:
+        """Hand the lease back when `run` ends, whatever ``release_on_cancel`` says.
+
+        For a candidate that won the lease but will not lead (its manager is stopping): keeping
+        the lease would block every other candidate for a full lease duration. Call it from
+        ``on_started_leading``, then cancel `run`.
+
+        Python only (issue 16).
+        """
+        self._resigned = True
 
     async def _acquire(self) -> None:
         """Try now, then every retry_period × [1, 2.2) until success. Ports: LeaderElector.acquire"""

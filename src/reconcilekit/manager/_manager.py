@@ -9,7 +9,7 @@ then others → leader-elected → the event broadcaster (which flushes what the
 recorded while stopping) → caches → HTTP servers, all within ``graceful_shutdown_timeout``;
 then a leader's election is cancelled (releasing the Lease if configured). A group that
 stopped never starts again, and winning the Lease while stopping starts nothing and hands
-the Lease straight back (with release on cancel).
+the Lease straight back (whether or not release on cancel is set).
 
 Leader-elected runnables run under a fence (`reconcilekit.leaderelection.holds_leadership`):
 it holds while the last successful renewal began less than renew_deadline ago, and a
@@ -310,6 +310,8 @@ class ControllerManager:
     def _become_leader(self) -> None:
         if self._stop.is_set():  # won while stopping: start nothing, hand the Lease back
             log.info("acquired the lease while stopping; starting nothing")
+            if self._elector is not None:
+                self._elector.resign()
             if self._elector_task is not None:
                 self._elector_task.cancel()
             return

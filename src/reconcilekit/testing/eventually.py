@@ -6,10 +6,15 @@ Python only: Gomega's Eventually/Consistently, which controller-runtime's tests 
 from __future__ import annotations
 
 import asyncio
+import dis
+import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import types
 
 __all__ = ["consistently", "eventually"]
 
@@ -37,10 +42,19 @@ async def eventually(
     equally a ``NotFoundError`` from reading an object the cache has not seen yet. Only
     cancellation (and other non-``Exception`` errors) stops the polling early.
 
+    Each call is bounded by the time left: a condition that hangs past ``timeout`` is
+    cancelled, and that ``TimeoutError`` is the last error reported.
+
+    ``None`` means success only for a block of asserts: a named function (or a
+    ``functools.partial`` or bound method of one) whose code never returns a value, only
+    falls off its end or says a bare ``return``. A function that has any ``return <value>``
+    (``return obj if ready else None``) and every lambda must return a truthy value;
+    ``None`` from them is "not yet". A callable without code (an object with
+    ``__call__``) keeps the name rule: with a ``__name__`` ``None`` passes, without one not.
+
     Args:
-        condition: a function or coroutine function. A lambda must return a truthy value;
-            a named function may also return ``None`` (a block of asserts that all passed).
-        timeout: seconds before giving up.
+        condition: a function or coroutine function, see above for when ``None`` passes.
+        timeout: seconds before giving up; also bounds each call of ``condition``.
         interval: seconds between polls.
         message: added to the failure.
 
@@ -55,8 +69,16 @@ async def eventually(
     none_ok = _returns_none(condition)
     last: Exception | None = None
     while True:
+        left = max(deadline - time.monotonic(), 0.0)
         try:
-            value = await _check(condition)
+            bound = asyncio.timeout(left)
+            try:
+                async with bound:
+                    value = await _check(condition)
+            except TimeoutError as err:
+                if not bound.expired():
+                    raise  # the condition's own TimeoutError
+                raise TimeoutError(f"one call of the condition ran past the {left:.2f} s left") from err
         except Exception as err:  # retried, as Gomega retries an error; reported at the end
             last = err
         else:
@@ -78,8 +100,50 @@ def _describe(err: Exception | None) -> str:
 
 
 def _returns_none(condition: Callable[..., object]) -> bool:
-    """A named function is a block of asserts: returning None means success. A lambda is an expression."""
-    return getattr(condition, "__name__", "<lambda>") != "<lambda>"
+    """Whether ``None`` from ``condition`` means success: a named block of asserts that never returns a value.
+
+    A lambda is an expression, so ``None`` from it is "not yet". So is ``None`` from a named function
+    whose code has any ``return <value>``: ``return obj if ready else None`` says ``None`` is not ready.
+    """
+    func: object = condition
+    while True:
+        if isinstance(func, functools.partial):
+            func = func.func
+        elif inspect.ismethod(func):
+            func = func.__func__
+        else:
+            break
+    name = getattr(func, "__name__", None) or getattr(condition, "__name__", "<lambda>")
+    if name == "<lambda>":
+        return False
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return True
+    return not _returns_a_value(code)
+
+
+def _returns_a_value(code: types.CodeType) -> bool:
+    """Whether ``code`` has a ``return <value>``: a return of anything but the constant ``None``.
+
+    Reads the bytecode: ``RETURN_CONST`` of a constant other than ``None`` (Python 3.12+), or
+    ``RETURN_VALUE`` not right after ``LOAD_CONST None`` (a bare ``return`` and the implicit one
+    at the end load ``None`` first), or one a branch jumps to. An explicit ``return None`` reads
+    as a bare ``return``. A bare ``return`` inside ``try``/``finally`` or ``with``
+    may compile to something else and so count as returning a value: ``None`` from such a
+    function is "not yet", the safe side.
+    """
+    previous: dis.Instruction | None = None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "RETURN_CONST" and instruction.argval is not None:
+            return True
+        if instruction.opname == "RETURN_VALUE" and (
+            instruction.is_jump_target  # reached from a branch too: `return x if ready else None`
+            or previous is None
+            or not (previous.opname == "LOAD_CONST" and previous.argval is None)
+        ):
+            return True
+        previous = instruction
+    return False
 
 
 async def consistently(
@@ -91,10 +155,13 @@ async def consistently(
 ) -> None:
     """Check that ``condition`` stays truthy (and does not raise) for ``duration`` seconds.
 
-    A named function (not a lambda) that returns ``None`` passes while it does not raise.
+    ``None`` passes by the rule of `eventually`: from a named block of asserts that never returns
+    a value, not from a lambda or a function with a ``return <value>``.
 
     Raises:
-        AssertionError: the condition was false or failed at some poll.
+        AssertionError: the condition returned a false value at some poll.
+        Exception: the condition raised at some poll; its own exception propagates unchanged (a
+            failed ``assert`` is an ``AssertionError`` with its text; a ``NotFoundError`` stays one).
     """
     deadline = time.monotonic() + duration
     none_ok = _returns_none(condition)

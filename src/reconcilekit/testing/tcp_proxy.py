@@ -18,14 +18,17 @@ address, byte for byte (TLS passes through untouched, so the kubeconfig only cha
 * `heal`: new connections and requests pass again (the listener reopens on the same
   port). Connections already blackholed or stalled stay dead: the client must notice.
 
-Example, a cache that must notice a half-open watch::
+Example, a cache that must notice a half-open watch (``RestConfig`` is a frozen dataclass,
+so `dataclasses.replace` points a copy at the proxy)::
 
-    async with FaultProxy(upstream=("127.0.0.1", api_port)) as proxy:
-        config = rest_config.with_server(proxy.url())       # or edit the kubeconfig
-        ... start a cache on a client built from ``config``; wait for it to sync ...
-        proxy.blackhole()                                    # the watch goes quiet
-        ... change objects through a client that does not use the proxy ...
-        await eventually(cache_matches_server, timeout=deadline + 10)
+    async with Environment() as env:
+        direct = await load_rest_config(env.kubeconfig_path)
+        async with FaultProxy(upstream=("127.0.0.1", env.apiserver_port)) as proxy:
+            async with new_client(dataclasses.replace(direct, host=proxy.url())) as proxied:
+                ... start a cache on ``proxied``; wait for it to sync ...
+                proxy.blackhole()                            # the watch goes quiet
+                ... change objects through new_client(direct), which does not use the proxy ...
+                await eventually(cache_matches_server, timeout=deadline + 10)
 
 Every connection's pumps are tasks the proxy owns: `close` (or leaving the ``async with``)
 cancels and awaits them and closes every socket. The proxy only listens on loopback.
