@@ -4,9 +4,9 @@ A reconcile that changes nothing takes no copy. The first `LazyCopy.mutate` deep
 the object as the "before" snapshot and hands back the live object; `LazyCopy.merge_from`
 then hands the snapshot to reconcilekit's `merge_from` / `merge_from_with_optimistic_lock`,
 so only changed fields are sent and fields written concurrently by others (the listener's
-job fields, a status marker) are left alone. Every reconciler's patch is thus the library's
-`MergeFromPatch` (the scale-set side calls `merge_from` itself); the finalizer helpers are
-`reconcilekit.controllerutil`'s.
+job fields, a status marker) are left alone. All four reconcilers (AutoscalingRunnerSet,
+AutoscalingListener, EphemeralRunnerSet, EphemeralRunner) write through this one form, so every
+patch is the library's `MergeFromPatch`; the finalizer helpers are `reconcilekit.controllerutil`'s.
 
 Ports: controllers/actions.github.com/lazycopy.go
 """

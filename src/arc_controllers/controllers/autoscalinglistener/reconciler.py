@@ -25,6 +25,7 @@ from arc_controllers.controllers.autoscalinglistener.cleanup import ListenerClea
 from arc_controllers.controllers.autoscalinglistener.pod import ListenerPod
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
 from arc_controllers.controllers.autoscalinglistener.secrets import AppConfigResolver, ListenerSecrets
+from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.controllers.predicates import listener_pod_predicate, listener_service_account_predicate
 from arc_controllers.resourcebuilder.listener import (
     ListenerBuildOptions,
@@ -35,7 +36,6 @@ from arc_controllers.resourcebuilder.listener import (
 )
 from reconcilekit.builder import controller_managed_by
 from reconcilekit.client.interfaces import Client, Object, ObjectKey
-from reconcilekit.client.patch import merge_from
 from reconcilekit.controller.options import Options as ControllerOptions
 from reconcilekit.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
 from reconcilekit.errors import NotFoundError
@@ -168,9 +168,9 @@ class AutoscalingListenerReconciler:
 
     async def _add_finalizer(self, listener: Object) -> Result:
         """Ports: AutoscalingListenerReconciler.Reconcile, the "add finalizer" branch"""
-        patch = merge_from(listener)
-        add_finalizer(listener, constants.AUTOSCALING_LISTENER_FINALIZER_NAME)
-        await self.client.patch(listener, patch)
+        lazy = LazyCopy(listener)
+        add_finalizer(lazy.mutate(), constants.AUTOSCALING_LISTENER_FINALIZER_NAME)
+        await self.client.patch(listener, lazy.merge_from())
         log.info("added finalizer", autoscalinglistener=objects.name(listener))
         return Result()
 
@@ -184,10 +184,10 @@ class AutoscalingListenerReconciler:
         done, delay = await self.cleanup.cleanup_resources(listener)
         if not done:
             return Result(requeue_after=delay)
-        patch = merge_from(listener)
-        remove_finalizer(listener, constants.AUTOSCALING_LISTENER_FINALIZER_NAME)
+        lazy = LazyCopy(listener)
+        remove_finalizer(lazy.mutate(), constants.AUTOSCALING_LISTENER_FINALIZER_NAME)
         try:
-            await self.client.patch(listener, patch)
+            await self.client.patch(listener, lazy.merge_from())
         except NotFoundError:
             pass
         log.info("removed finalizer", autoscalinglistener=objects.name(listener))

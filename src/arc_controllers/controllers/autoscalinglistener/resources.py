@@ -15,10 +15,10 @@ import structlog
 
 from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.api.v1alpha1.equality import semantic_equal
+from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
 from reconcilekit.client.interfaces import Client, GroupVersionKind, Object, ObjectKey
-from reconcilekit.client.patch import merge_from
 from reconcilekit.errors import NotFoundError
 from reconcilekit.reconcile import Result
 
@@ -71,10 +71,11 @@ class ListenerResources:
         Ports: the metadata-update blocks of AutoscalingListenerReconciler.Reconcile
         """
         labels, annotations = self.merged(live, desired)
-        patch = merge_from(live)
-        objects.mutable_meta(live)["labels"] = labels
-        objects.mutable_meta(live)["annotations"] = annotations
-        await self.client.patch(live, patch)
+        lazy = LazyCopy(live)
+        meta = objects.mutable_meta(lazy.mutate())
+        meta["labels"] = labels
+        meta["annotations"] = annotations
+        await self.client.patch(live, lazy.merge_from())
         log.info("updated listener resource metadata", kind=live.get("kind"), name=objects.name(live))
         return Result()
 
@@ -92,11 +93,12 @@ class ListenerResources:
         """
         rules_modified = not semantic_equal(role.get("rules"), desired.get("rules"))
         labels, annotations = self.merged(role, desired)
-        patch = merge_from(role)
-        objects.mutable_meta(role)["labels"] = labels
-        objects.mutable_meta(role)["annotations"] = annotations
+        lazy = LazyCopy(role)
+        live = lazy.mutate()
+        objects.mutable_meta(live)["labels"] = labels
+        objects.mutable_meta(live)["annotations"] = annotations
         if rules_modified:
-            role["rules"] = desired["rules"]
-        await self.client.patch(role, patch)
+            live["rules"] = desired["rules"]
+        await self.client.patch(role, lazy.merge_from())
         log.info("updated listener role", role=objects.name(role))
         return Result()

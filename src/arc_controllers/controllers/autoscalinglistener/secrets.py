@@ -19,6 +19,7 @@ import structlog
 from arc_controllers.api.v1alpha1 import CONFIG_MAP, SECRET, objects
 from arc_controllers.api.v1alpha1.appconfig import AppConfig
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
+from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.resourcebuilder.listener import (
     ListenerMetricsServerConfig,
     new_autoscaling_listener_proxy_secret,
@@ -28,7 +29,6 @@ from arc_controllers.resourcebuilder.listener import (
 )
 from arc_controllers.resourcebuilder.runner import proxy_secret_data
 from reconcilekit.client.interfaces import Object, ObjectKey
-from reconcilekit.client.patch import merge_from
 
 __all__ = ["AppConfigResolver", "ListenerSecrets"]
 
@@ -120,10 +120,11 @@ class ListenerSecrets:
         labels, annotations = self.resources.merged(live, desired)
         data_changed = objects.secret_data(live) != desired["data"]
         if data_changed or self.resources.metadata_differs(live, desired):
-            patch = merge_from(live)
-            objects.mutable_meta(live)["labels"] = labels
-            objects.mutable_meta(live)["annotations"] = annotations
-            live["data"] = desired["data"]
-            await client.patch(live, patch)
+            lazy = LazyCopy(live)
+            target = lazy.mutate()
+            objects.mutable_meta(target)["labels"] = labels
+            objects.mutable_meta(target)["annotations"] = annotations
+            target["data"] = desired["data"]
+            await client.patch(live, lazy.merge_from())
             log.info("updated listener config secret", secret=objects.name(live))
         return live

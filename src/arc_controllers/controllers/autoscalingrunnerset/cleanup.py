@@ -19,8 +19,8 @@ from arc_controllers.api.v1alpha1 import ROLE, ROLE_BINDING, SECRET, SERVICE_ACC
 from arc_controllers.controllers.autoscalingrunnerset.listener import Listeners, delete_ignoring_not_found
 from arc_controllers.controllers.autoscalingrunnerset.registration import ScaleSetRegistration
 from arc_controllers.controllers.autoscalingrunnerset.runnerset import RunnerSetPublisher
+from arc_controllers.controllers.patching import LazyCopy
 from reconcilekit.client.interfaces import Client, GroupVersionKind, Object, ObjectKey
-from reconcilekit.client.patch import merge_from
 from reconcilekit.controllerutil import contains_finalizer, remove_finalizer
 from reconcilekit.errors import ForbiddenError, NotFoundError
 from reconcilekit.reconcile import Result
@@ -67,10 +67,10 @@ class ScaleSetCleanup:
         if not await self.clean_up_resources(ars):
             return Result(requeue_after=constants.AUTOSCALING_RUNNER_SET_DELETION_REQUEUE)
         await self.remove_finalizers_from_dependent_resources(ars)
-        patch = merge_from(ars)
-        remove_finalizer(ars, constants.AUTOSCALING_RUNNER_SET_FINALIZER_NAME)
+        lazy = LazyCopy(ars)
+        remove_finalizer(lazy.mutate(), constants.AUTOSCALING_RUNNER_SET_FINALIZER_NAME)
         try:
-            await self.client.patch(ars, patch)
+            await self.client.patch(ars, lazy.merge_from())
         except NotFoundError:
             pass
         log.info("removed finalizer", autoscalingrunnerset=objects.name(ars))
@@ -136,7 +136,7 @@ class ScaleSetCleanup:
             return
         if not contains_finalizer(dependent, constants.AUTOSCALING_RUNNER_SET_CLEANUP_FINALIZER_NAME):
             return
-        patch = merge_from(dependent)
-        remove_finalizer(dependent, constants.AUTOSCALING_RUNNER_SET_CLEANUP_FINALIZER_NAME)
-        await self.client.patch(dependent, patch)
+        lazy = LazyCopy(dependent)
+        remove_finalizer(lazy.mutate(), constants.AUTOSCALING_RUNNER_SET_CLEANUP_FINALIZER_NAME)
+        await self.client.patch(dependent, lazy.merge_from())
         log.info("removed cleanup finalizer", kind=gvk.kind, name=name)

@@ -29,13 +29,13 @@ from arc_controllers.controllers.autoscalingrunnerset.indexing import (
 )
 from arc_controllers.controllers.autoscalingrunnerset.status import ScaleSetStatus
 from arc_controllers.controllers.helpers import listener_spec_changed
+from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.resourcebuilder.listener import (
     ListenerBuildOptions,
     new_autoscaling_listener,
     scale_set_listener_name,
 )
 from reconcilekit.client.interfaces import Client, Object, ObjectKey
-from reconcilekit.client.patch import merge_from
 from reconcilekit.errors import AlreadyExistsError, NotFoundError
 from reconcilekit.reconcile import Result
 
@@ -170,8 +170,8 @@ class Listeners:
 
     async def restart(self, listener: Object) -> Result:
         """Ports: AutoscalingRunnerSetReconciler.Reconcile, the stopped-listener branch"""
-        patch = merge_from(listener)
-        listener.setdefault("spec", {})["phase"] = AutoscalingListenerPhase.RUNNING
-        await self.client.patch(listener, patch)
+        lazy = LazyCopy(listener)
+        lazy.mutate().setdefault("spec", {})["phase"] = AutoscalingListenerPhase.RUNNING
+        await self.client.patch(listener, lazy.merge_from())
         log.info("restarted stopped listener", autoscalinglistener=objects.name(listener))
         return Result()

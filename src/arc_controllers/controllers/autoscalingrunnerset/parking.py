@@ -25,10 +25,10 @@ from arc_controllers.controllers.autoscalingrunnerset.listener import (
 from arc_controllers.controllers.autoscalingrunnerset.runnerset import RunnerSetPublisher, merged_metadata
 from arc_controllers.controllers.autoscalingrunnerset.status import ScaleSetStatus
 from arc_controllers.controllers.helpers import listener_spec_changed
+from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
 from arc_controllers.resourcebuilder.runnerset import new_ephemeral_runner_set
 from reconcilekit.client.interfaces import Client, Object
-from reconcilekit.client.patch import merge_from
 from reconcilekit.errors import AlreadyExistsError
 from reconcilekit.reconcile import Result
 
@@ -85,13 +85,14 @@ class Parking:
             and annotations == objects.annotations(runner_set)
         ):
             return Result()
-        patch = merge_from(runner_set)
-        spec = runner_set.setdefault("spec", {})
+        lazy = LazyCopy(runner_set)
+        live = lazy.mutate()
+        spec = live.setdefault("spec", {})
         spec["replicas"] = 0
         spec["patchID"] = 0
-        objects.mutable_meta(runner_set)["labels"] = labels
-        objects.mutable_meta(runner_set)["annotations"] = annotations
-        await self.client.patch(runner_set, patch)
+        objects.mutable_meta(live)["labels"] = labels
+        objects.mutable_meta(live)["annotations"] = annotations
+        await self.client.patch(runner_set, lazy.merge_from())
         log.info("pinned outdated ephemeral runner set to zero", ephemeralrunnerset=objects.name(runner_set))
         return Result()
 
@@ -103,9 +104,9 @@ class Parking:
         for listener in await self.listeners.of(ars):
             if objects.is_deleting(listener) or is_stopped(listener):
                 continue
-            patch = merge_from(listener)
-            listener.setdefault("spec", {})["phase"] = AutoscalingListenerPhase.STOPPED
-            await self.client.patch(listener, patch)
+            lazy = LazyCopy(listener)
+            lazy.mutate().setdefault("spec", {})["phase"] = AutoscalingListenerPhase.STOPPED
+            await self.client.patch(listener, lazy.merge_from())
             log.info("stopped listener", autoscalinglistener=objects.name(listener))
 
     async def propagate_to_stopped_listener(self, ars: Object, runner_set: Object) -> None:
@@ -137,13 +138,14 @@ class Parking:
             and annotations == objects.annotations(current)
         ):
             return
-        patch = merge_from(current)
+        lazy = LazyCopy(current)
+        live = lazy.mutate()
         spec = copy.deepcopy(objects.spec(desired))
         spec["phase"] = AutoscalingListenerPhase.STOPPED
-        current["spec"] = spec
-        objects.mutable_meta(current)["labels"] = labels
-        objects.mutable_meta(current)["annotations"] = annotations
-        await self.client.patch(current, patch)
+        live["spec"] = spec
+        objects.mutable_meta(live)["labels"] = labels
+        objects.mutable_meta(live)["annotations"] = annotations
+        await self.client.patch(current, lazy.merge_from())
         log.info("updated stopped listener", autoscalinglistener=objects.name(current))
 
     async def create_stopped_listener(self, ars: Object, runner_set: Object) -> None:

@@ -27,12 +27,12 @@ from arc_controllers.controllers.autoscalingrunnerset.registration import (
 )
 from arc_controllers.controllers.autoscalingrunnerset.runnerset import RunnerSetPublisher, needs_new_revision
 from arc_controllers.controllers.autoscalingrunnerset.status import ScaleSetStatus, is_parked
+from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.controllers.predicates import autoscaling_runner_set_runner_set_predicate
 from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
 from reconcilekit.builder import controller_managed_by
 from reconcilekit.client.interfaces import Client, Object
-from reconcilekit.client.patch import merge_from
 from reconcilekit.controller.options import Options as ControllerOptions
 from reconcilekit.controllerutil import add_finalizer, contains_finalizer
 from reconcilekit.errors import NotFoundError
@@ -164,9 +164,9 @@ class AutoscalingRunnerSetReconciler:
 
     async def _add_finalizer(self, ars: Object) -> Result:
         """Ports: AutoscalingRunnerSetReconciler.Reconcile, the "add finalizer" branch"""
-        patch = merge_from(ars)
-        add_finalizer(ars, constants.AUTOSCALING_RUNNER_SET_FINALIZER_NAME)
-        await self.client.patch(ars, patch)
+        lazy = LazyCopy(ars)
+        add_finalizer(lazy.mutate(), constants.AUTOSCALING_RUNNER_SET_FINALIZER_NAME)
+        await self.client.patch(ars, lazy.merge_from())
         log.info("added finalizer", autoscalingrunnerset=objects.name(ars))
         return Result()
 

@@ -20,9 +20,9 @@ import structlog
 from arc_controllers import constants
 from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.controllers.actions_seam import is_actions_not_found
+from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.resourcebuilder.labels import apply_github_url_labels
 from reconcilekit.client.interfaces import Client, Object
-from reconcilekit.client.patch import merge_from
 from reconcilekit.reconcile import Result
 
 __all__ = [
@@ -184,11 +184,12 @@ class ScaleSetRegistration:
         """
         from arc_controllers.actions.types import RunnerScaleSet, RunnerSetting
 
-        patch = merge_from(ars)
+        lazy = LazyCopy(ars)
+        live = lazy.mutate()
         client = await self.actions(ars)
-        spec = ars.setdefault("spec", {})
+        spec = live.setdefault("spec", {})
         if not spec.get("runnerScaleSetName"):
-            spec["runnerScaleSetName"] = objects.name(ars)
+            spec["runnerScaleSetName"] = objects.name(live)
         name = spec["runnerScaleSetName"]
         group_id = await self._runner_group_id(client, ars)
         scale_set = await client.get_runner_scale_set(group_id, name)
@@ -203,12 +204,12 @@ class ScaleSetRegistration:
             )
             log.info("created runner scale set", runner_scale_set_id=scale_set.id, name=name)
         client.set_system_info(dataclasses.replace(client.system_info, scale_set_id=int(scale_set.id)))
-        annotations = objects.mutable_meta(ars).setdefault("annotations", {})
+        annotations = objects.mutable_meta(live).setdefault("annotations", {})
         annotations[constants.ANNOTATION_KEY_GITHUB_RUNNER_SCALE_SET_NAME] = scale_set.name
         annotations[constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID] = str(scale_set.id)
         annotations[constants.ANNOTATION_KEY_GITHUB_RUNNER_GROUP_NAME] = scale_set.runner_group_name
-        apply_github_url_labels(spec.get("githubConfigUrl", ""), objects.mutable_meta(ars).setdefault("labels", {}))
-        await self.client.patch(ars, patch)
+        apply_github_url_labels(spec.get("githubConfigUrl", ""), objects.mutable_meta(live).setdefault("labels", {}))
+        await self.client.patch(ars, lazy.merge_from())
         return Result()
 
     async def _annotate(self, ars: Object, values: Mapping[str, Any]) -> None:
@@ -216,9 +217,9 @@ class ScaleSetRegistration:
         current = objects.annotations(ars)
         if all(key in current and current[key] == value for key, value in values.items()):
             return
-        patch = merge_from(ars)
-        objects.mutable_meta(ars).setdefault("annotations", {}).update(values)
-        await self.client.patch(ars, patch)
+        lazy = LazyCopy(ars)
+        objects.mutable_meta(lazy.mutate()).setdefault("annotations", {}).update(values)
+        await self.client.patch(ars, lazy.merge_from())
 
     async def update_runner_scale_set_runner_group(self, ars: Object) -> Result:
         """Move the scale set to ``spec.runnerGroup`` and record the group and name the service answers.
@@ -294,7 +295,7 @@ class ScaleSetRegistration:
             if not is_actions_not_found(err):
                 raise
             log.info("runner scale set already deleted", runner_scale_set_id=scale_set_id)
-        patch = merge_from(ars)
-        del objects.mutable_meta(ars)["annotations"][constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID]
-        await self.client.patch(ars, patch)
+        lazy = LazyCopy(ars)
+        del objects.mutable_meta(lazy.mutate())["annotations"][constants.ANNOTATION_KEY_RUNNER_SCALE_SET_ID]
+        await self.client.patch(ars, lazy.merge_from())
         log.info("deleted runner scale set", runner_scale_set_id=scale_set_id)

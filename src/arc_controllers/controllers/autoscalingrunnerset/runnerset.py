@@ -23,11 +23,11 @@ from arc_controllers.controllers.helpers import (
     ephemeral_runner_set_outdated_for_applied_revision,
     next_actionable_revision,
 )
+from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
 from arc_controllers.resourcebuilder.runnerset import new_ephemeral_runner_set
 from reconcilekit.client.interfaces import Client, Object, ObjectKey
-from reconcilekit.client.patch import merge_from
 from reconcilekit.errors import AlreadyExistsError, NotFoundError
 from reconcilekit.reconcile import Result
 
@@ -142,14 +142,15 @@ class RunnerSetPublisher:
         """
         labels, annotations = self.merged_metadata(runner_set, desired)
         revision = next_actionable_revision(runner_set)
-        patch = merge_from(runner_set)
-        spec = runner_set.setdefault("spec", {})
+        lazy = LazyCopy(runner_set)
+        live = lazy.mutate()
+        spec = live.setdefault("spec", {})
         _set_runner_metadata(spec, desired)
         spec["ephemeralRunnerSpec"] = copy.deepcopy(objects.spec(desired)["ephemeralRunnerSpec"])
         spec["actionableRevision"] = revision
-        objects.mutable_meta(runner_set)["labels"] = labels
-        objects.mutable_meta(runner_set)["annotations"] = annotations
-        await self.client.patch(runner_set, patch)
+        objects.mutable_meta(live)["labels"] = labels
+        objects.mutable_meta(live)["annotations"] = annotations
+        await self.client.patch(runner_set, lazy.merge_from())
         log.info("published runner spec", ephemeralrunnerset=objects.name(runner_set), actionable_revision=revision)
         return Result()
 
@@ -170,10 +171,11 @@ class RunnerSetPublisher:
         Ports: AutoscalingRunnerSetReconciler.Reconcile, the metadata-drift branch
         """
         labels, annotations = self.merged_metadata(runner_set, desired)
-        patch = merge_from(runner_set)
-        objects.mutable_meta(runner_set)["labels"] = labels
-        objects.mutable_meta(runner_set)["annotations"] = annotations
-        _set_runner_metadata(runner_set.setdefault("spec", {}), desired)
-        await self.client.patch(runner_set, patch)
+        lazy = LazyCopy(runner_set)
+        live = lazy.mutate()
+        objects.mutable_meta(live)["labels"] = labels
+        objects.mutable_meta(live)["annotations"] = annotations
+        _set_runner_metadata(live.setdefault("spec", {}), desired)
+        await self.client.patch(runner_set, lazy.merge_from())
         log.info("updated ephemeral runner set metadata", ephemeralrunnerset=objects.name(runner_set))
         return Result()

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arc_controllers.api.v1alpha1 import AutoscalingRunnerSetPhase, objects
+from arc_controllers.controllers.patching import LazyCopy
 from reconcilekit.client.interfaces import Client, Object
-from reconcilekit.client.patch import merge_from
 from reconcilekit.reconcile import Result
 
 __all__ = ["ScaleSetStatus", "is_parked"]
@@ -45,11 +45,11 @@ class ScaleSetStatus:
         generation = _observed_generation(ars) if observed_generation is None else observed_generation
         if objects.status(ars).get("phase") == phase and _observed_generation(ars) == generation:
             return
-        patch = merge_from(ars)
-        status = ars.setdefault("status", {})
+        lazy = LazyCopy(ars)
+        status = lazy.mutate().setdefault("status", {})
         status["phase"] = phase
         status["observedGeneration"] = generation
-        await self.client.status().patch(ars, patch)
+        await self.client.status().patch(ars, lazy.merge_from())
 
     async def mark_pending(self, ars: Object, *, unparked: bool) -> None:
         """``Pending`` while a new generation (or an un-parked runner spec) is worked in; the pass goes on.
