@@ -62,6 +62,8 @@ class GoArc:
 
     name: str
     listener_uid: str
+    runner_set: str = ""
+    """The EphemeralRunnerSet's name: the scale set's, or Go 0.14.2's generated one."""
     runner_ids: dict[str, int] = field(default_factory=dict)
     """Runner name → the ID the fake service registered it under."""
 
@@ -79,9 +81,13 @@ async def create_with_status(w: World, doc: dict[str, Any]) -> dict[str, Any]:
     return created
 
 
-async def install(w: World, fixture: str) -> GoArc:
-    """The fixture's objects as Go ARC left them, created in dependency order (owners first)."""
-    scale_set = w.service.state.create_scale_set({"name": f"{fixture}-{w.namespace}", "runnerGroupId": 1})
+async def install(w: World, fixture: str, name: str | None = None) -> GoArc:
+    """The fixture's objects as Go ARC left them, created in dependency order (owners first).
+
+    ``name`` is the scale set's (default: the fixture's name).
+    """
+    name = name or fixture
+    scale_set = w.service.state.create_scale_set({"name": f"{name}-{w.namespace}", "runnerGroupId": 1})
     values = {
         "NAMESPACE": w.namespace,
         "CONTROLLER_NAMESPACE": w.controller_namespace,
@@ -92,7 +98,7 @@ async def install(w: World, fixture: str) -> GoArc:
         "LISTENER_SUFFIX": "",
     }
     ars_doc = render(fixture, values)[0]
-    values["LISTENER_SUFFIX"] = scale_set_listener_name(ars_doc).removeprefix(f"{fixture}-").removesuffix("-listener")
+    values["LISTENER_SUFFIX"] = scale_set_listener_name(ars_doc).removeprefix(f"{name}-").removesuffix("-listener")
     await w.client.create(
         {
             "apiVersion": "v1",
@@ -104,7 +110,7 @@ async def install(w: World, fixture: str) -> GoArc:
     values["ARS_UID"] = (await create_with_status(w, ars_doc))["metadata"]["uid"]
     values["ERS_UID"] = (await create_with_status(w, render(fixture, values)[1]))["metadata"]["uid"]
     docs = render(fixture, values)
-    go = GoArc(fixture, "")
+    go = GoArc(name, "", runner_set=docs[1]["metadata"]["name"])
     for doc in docs[2:]:
         if doc["kind"] == "EphemeralRunner":
             await install_runner(w, go, doc)
@@ -160,7 +166,7 @@ async def watching(w: World) -> AsyncIterator[Seen]:
 
 
 async def runner_set(w: World, go: GoArc) -> dict[str, Any]:
-    return await w.get(ERS, go.name)
+    return await w.get(ERS, go.runner_set)
 
 
 async def hash_stripped(w: World, go: GoArc) -> bool:
@@ -278,3 +284,64 @@ async def no_churn_after_adoption(w: World, removals: int, seen: Seen, deleted: 
 
 async def revision_applied(w: World, go: GoArc, revision: int) -> bool:
     return await revisions(w, go) == (revision, revision)
+
+
+RUNNER_SPEC_HASH = "actions.github.com/runner-spec-hash"
+
+
+async def owned_runner_sets(w: World, go: GoArc) -> list[str]:
+    """Names of the EphemeralRunnerSets the scale set controls (deleting ones too)."""
+    sets = (await w.client.list(ERS, namespace=w.namespace)).items
+    return sorted(
+        s["metadata"]["name"]
+        for s in sets
+        if any(ref.get("controller") and ref.get("name") == go.name for ref in s["metadata"].get("ownerReferences", []))
+    )
+
+
+async def test_a_released_0_14_2_runner_set_under_a_generated_name_is_adopted_arc_4638(world: World) -> None:
+    """Go ARC 0.14.2 named its set ``released-x7k2p`` and marked it with runner-spec-hash; both
+    runners (one busy) equal its spec. Our controllers adopt that set under its name (no second
+    set named like the scale set), delete no runner, strip the hash, point the new listener at
+    it, and scale it when the listener patches its replicas."""
+    w = world
+    go = await install(w, "release-0.14.2", name="released")
+    assert go.runner_set == "released-x7k2p"
+    removals = w.service.requests("remove_runner")
+    async with watching(w) as seen:
+        await w.start()
+
+        async def adopted() -> bool:
+            ers = await runner_set(w, go)
+            return RUNNER_SPEC_HASH not in (ers["metadata"].get("annotations") or {}) and await listener_replaced(w, go)
+
+        await eventually(adopted, within=60)
+
+        async def one_set_no_churn() -> bool:
+            runners = await live_runners(w)
+            return (
+                await owned_runner_sets(w, go) == [go.runner_set]
+                and sorted(runners) == sorted(go.runner_ids)
+                and not seen.runners_deleted
+            )
+
+        await consistently(one_set_no_churn, duration=3)
+        listener = (await w.listeners())[0]
+        assert listener["spec"]["ephemeralRunnerSetName"] == go.runner_set
+        assert w.service.requests("remove_runner") == removals
+        assert await w.find(ERS, go.name) is None
+
+        ers = await runner_set(w, go)  # the listener scales the adopted set up
+        await w.patch(ers, {"spec": {"replicas": 3, "patchID": 8}})
+
+        async def scaled() -> bool:
+            runners = await live_runners(w)
+            return len(runners) == 3 and all(
+                r["metadata"]["ownerReferences"][0]["name"] == go.runner_set for r in runners.values()
+            )
+
+        await eventually(scaled, within=60)
+        assert await owned_runner_sets(w, go) == [go.runner_set]
+    assert not seen.runners_deleted
+    runners = await live_runners(w)
+    assert runners["released-x7k2p-runner-d3e4f"]["status"]["jobId"] == "job-12"  # the busy one still runs its job
