@@ -282,3 +282,35 @@ async def test_the_reconciler_adopts_a_0_14_2_set_without_touching_a_runner_arc_
     assert removed(actions) == []
     assert deleting(cluster) == []
     assert len(cluster.objects("EphemeralRunner")) == 2
+
+
+async def test_an_older_0_14_2_set_is_deleted_and_drains_its_busy_runner_arc_4638() -> None:
+    """Go 0.14.2 mid-rollout: the older set (replicas 0) is deleted by the scale set's reconciler,
+    as Go did; its finalizer deletes the finished runner and waits for the busy one's job."""
+    world = scale_set("release-0.14.2")
+    cluster, actions = FakeCluster(), FakeActions()
+    old = cluster.put(generated_set(world, "released-b4c5d", "2026-05-20T08:00:00Z", 0))
+    current = cluster.put(world["ers"])
+    finished, busy = copy.deepcopy(world["runners"])
+    finished["status"] = {**finished["status"], "phase": "Succeeded"}
+    for runner in (finished, busy):
+        runner["metadata"]["ownerReferences"][0].update(name="released-b4c5d", uid=old["metadata"]["uid"])
+        cluster.put(runner)
+        rid = runner["status"]["runnerId"]
+        actions.runners[rid] = RunnerReference(id=rid, name=runner["metadata"]["name"], runner_scale_set_id=3)
+    actions.busy.add(busy["status"]["runnerId"])
+
+    await RunnerSetPublisher(client=cluster.client()).delete_older(world["ars"], current)
+    sets = {s["metadata"]["name"]: s for s in cluster.objects("EphemeralRunnerSet")}
+    assert sets["released-b4c5d"]["metadata"].get("deletionTimestamp")
+    assert not sets["released-x7k2p"]["metadata"].get("deletionTimestamp")
+
+    request = Request(VALUES["NAMESPACE"], "released-b4c5d")
+    for _ in range(3):
+        await reconciler(cluster, actions).reconcile(request)
+    left = {r["metadata"]["name"]: r for r in cluster.objects("EphemeralRunner")}
+    assert left[finished["metadata"]["name"]]["metadata"].get("deletionTimestamp")  # its finalizers go next
+    assert not left[busy["metadata"]["name"]]["metadata"].get("deletionTimestamp")  # finishes its job
+    assert len(left) == 2  # nothing created
+    assert busy["status"]["runnerId"] not in removed(actions)
+    assert cluster.objects("EphemeralRunnerSet")[0]["metadata"]["name"] == "released-b4c5d"  # waits for it

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER_SET, objects
+from arc_controllers.controllers.autoscalingrunnerset.listener import delete_ignoring_not_found
 from arc_controllers.controllers.helpers import (
     ephemeral_runner_set_actionable_spec_changed,
     ephemeral_runner_set_desired_spec_changed,
@@ -102,6 +103,24 @@ class RunnerSetPublisher:
             pass
         owned = await self.client.list(EPHEMERAL_RUNNER_SET, namespace=namespace, fields={RESOURCE_OWNER_KEY: name})
         return newest_runner_set(owned.items)
+
+    async def delete_older(self, ars: Object, current: Object) -> None:
+        """Delete every other EphemeralRunnerSet the scale set controls; each drains through its finalizer.
+
+        Only Go ARC 0.14.2 left such sets (a new one per runner spec, the old one at replicas 0,
+        deleted once the new one was in place). Deleting is safe for busy runners: the set's
+        finalizer removes idle runners and waits for busy ones to finish their job. Never
+        scaled, nothing else touches them.
+
+        Beyond: ARC #4638; the old-set cleanup Go 0.14.2 did on its own sets (``existingRunnerSets.old``).
+        """
+        owned = await self.client.list(
+            EPHEMERAL_RUNNER_SET, namespace=objects.namespace(ars), fields={RESOURCE_OWNER_KEY: objects.name(ars)}
+        )
+        for runner_set in owned.items:
+            if objects.uid(runner_set) != objects.uid(current) and not objects.is_deleting(runner_set):
+                log.info("deleting an older ephemeral runner set", ephemeralrunnerset=objects.name(runner_set))
+                await delete_ignoring_not_found(self.client, runner_set)
 
     def desired(self, ars: Object) -> Object | None:
         """Python only: the desired EphemeralRunnerSet; None (logged) when the spec cannot be built."""
