@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import string
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -62,6 +63,8 @@ class GoArc:
 
     name: str
     listener_uid: str
+    runner_set: str = ""
+    """The EphemeralRunnerSet's name: the scale set's, or Go 0.14.2's generated one."""
     runner_ids: dict[str, int] = field(default_factory=dict)
     """Runner name → the ID the fake service registered it under."""
 
@@ -79,9 +82,16 @@ async def create_with_status(w: World, doc: dict[str, Any]) -> dict[str, Any]:
     return created
 
 
-async def install(w: World, fixture: str) -> GoArc:
-    """The fixture's objects as Go ARC left them, created in dependency order (owners first)."""
-    scale_set = w.service.state.create_scale_set({"name": f"{fixture}-{w.namespace}", "runnerGroupId": 1})
+async def install(w: World, fixture: str, name: str | None = None, *, older_set: str = "") -> GoArc:
+    """The fixture's objects as Go ARC left them, created in dependency order (owners first).
+
+    ``name`` is the scale set's (default: the fixture's name). ``older_set``: first a copy of the
+    set under this name with replicas 0, holding a copy of the fixture's busy runner (Go 0.14.2
+    mid-rollout: created before the fixture's set, so older by creation time or, in the same
+    second, by name).
+    """
+    name = name or fixture
+    scale_set = w.service.state.create_scale_set({"name": f"{name}-{w.namespace}", "runnerGroupId": 1})
     values = {
         "NAMESPACE": w.namespace,
         "CONTROLLER_NAMESPACE": w.controller_namespace,
@@ -92,7 +102,7 @@ async def install(w: World, fixture: str) -> GoArc:
         "LISTENER_SUFFIX": "",
     }
     ars_doc = render(fixture, values)[0]
-    values["LISTENER_SUFFIX"] = scale_set_listener_name(ars_doc).removeprefix(f"{fixture}-").removesuffix("-listener")
+    values["LISTENER_SUFFIX"] = scale_set_listener_name(ars_doc).removeprefix(f"{name}-").removesuffix("-listener")
     await w.client.create(
         {
             "apiVersion": "v1",
@@ -102,9 +112,12 @@ async def install(w: World, fixture: str) -> GoArc:
         }
     )
     values["ARS_UID"] = (await create_with_status(w, ars_doc))["metadata"]["uid"]
+    go = GoArc(name, "")
+    if older_set:
+        await install_older_set(w, go, render(fixture, values), older_set)
     values["ERS_UID"] = (await create_with_status(w, render(fixture, values)[1]))["metadata"]["uid"]
     docs = render(fixture, values)
-    go = GoArc(fixture, "")
+    go.runner_set = docs[1]["metadata"]["name"]
     for doc in docs[2:]:
         if doc["kind"] == "EphemeralRunner":
             await install_runner(w, go, doc)
@@ -113,9 +126,24 @@ async def install(w: World, fixture: str) -> GoArc:
     return go
 
 
+async def install_older_set(w: World, go: GoArc, docs: list[dict[str, Any]], name: str) -> None:
+    """A draining set (replicas 0) holding one busy runner, as Go 0.14.2 left it mid-rollout."""
+    ers = copy.deepcopy(docs[1])
+    ers["metadata"]["name"] = name
+    ers["spec"]["replicas"] = 0
+    uid = (await create_with_status(w, ers))["metadata"]["uid"]
+    busy = copy.deepcopy(next(d for d in docs if d["kind"] == "EphemeralRunner" and d["status"].get("jobId")))
+    busy["metadata"]["name"] = f"{name}-runner-m9n8o"
+    busy["metadata"]["ownerReferences"][0].update(name=name, uid=uid)
+    busy["status"] = {**busy["status"], "runnerName": busy["metadata"]["name"], "jobId": "job-21", "jobRequestId": 1021}
+    await install_runner(w, go, busy)
+
+
 async def install_runner(w: World, go: GoArc, doc: dict[str, Any]) -> None:
     """The runner, registered in the fake service (busy when it has a job), its JIT secret and its pod."""
     name, status = doc["metadata"]["name"], doc["status"]
+    for stale in [rid for rid, r in w.service.state.runners.items() if r.name == name]:
+        del w.service.state.runners[stale]  # the same fixture installed by an earlier test (one shared service)
     registered, jit = w.service.state.generate_jit_config(int(doc["spec"]["runnerScaleSetId"]), name)
     w.service.register_runner(jit)
     if status.get("jobId"):
@@ -160,7 +188,7 @@ async def watching(w: World) -> AsyncIterator[Seen]:
 
 
 async def runner_set(w: World, go: GoArc) -> dict[str, Any]:
-    return await w.get(ERS, go.name)
+    return await w.get(ERS, go.runner_set)
 
 
 async def hash_stripped(w: World, go: GoArc) -> bool:
@@ -278,3 +306,97 @@ async def no_churn_after_adoption(w: World, removals: int, seen: Seen, deleted: 
 
 async def revision_applied(w: World, go: GoArc, revision: int) -> bool:
     return await revisions(w, go) == (revision, revision)
+
+
+RUNNER_SPEC_HASH = "actions.github.com/runner-spec-hash"
+
+
+async def owned_runner_sets(w: World, go: GoArc) -> list[str]:
+    """Names of the EphemeralRunnerSets the scale set controls (deleting ones too)."""
+    sets = (await w.client.list(ERS, namespace=w.namespace)).items
+    return sorted(
+        s["metadata"]["name"]
+        for s in sets
+        if any(ref.get("controller") and ref.get("name") == go.name for ref in s["metadata"].get("ownerReferences", []))
+    )
+
+
+async def test_a_released_0_14_2_runner_set_under_a_generated_name_is_adopted_arc_4638(world: World) -> None:
+    """Go ARC 0.14.2 named its set ``released-x7k2p`` and marked it with runner-spec-hash; both
+    runners (one busy) equal its spec. Our controllers adopt that set under its name (no second
+    set named like the scale set), delete no runner, strip the hash, point the new listener at
+    it, and scale it when the listener patches its replicas."""
+    w = world
+    go = await install(w, "release-0.14.2", name="released")
+    assert go.runner_set == "released-x7k2p"
+    removals = w.service.requests("remove_runner")
+    async with watching(w) as seen:
+        await w.start()
+
+        async def adopted() -> bool:
+            ers = await runner_set(w, go)
+            return RUNNER_SPEC_HASH not in (ers["metadata"].get("annotations") or {}) and await listener_replaced(w, go)
+
+        await eventually(adopted, within=60)
+
+        async def one_set_no_churn() -> bool:
+            runners = await live_runners(w)
+            return (
+                await owned_runner_sets(w, go) == [go.runner_set]
+                and sorted(runners) == sorted(go.runner_ids)
+                and not seen.runners_deleted
+            )
+
+        await consistently(one_set_no_churn, duration=3)
+        listener = (await w.listeners())[0]
+        assert listener["spec"]["ephemeralRunnerSetName"] == go.runner_set
+        assert w.service.requests("remove_runner") == removals
+        assert await w.find(ERS, go.name) is None
+
+        ers = await runner_set(w, go)  # the listener scales the adopted set up
+        await w.patch(ers, {"spec": {"replicas": 3, "patchID": 8}})
+
+        async def scaled() -> bool:
+            runners = await live_runners(w)
+            return len(runners) == 3 and all(
+                r["metadata"]["ownerReferences"][0]["name"] == go.runner_set for r in runners.values()
+            )
+
+        await eventually(scaled, within=60)
+        assert await owned_runner_sets(w, go) == [go.runner_set]
+    assert not seen.runners_deleted
+    runners = await live_runners(w)
+    assert runners["released-x7k2p-runner-d3e4f"]["status"]["jobId"] == "job-12"  # the busy one still runs its job
+
+
+async def test_a_0_14_2_rollout_adopts_the_newest_set_and_drains_the_older_one_arc_4638(world: World) -> None:
+    """Go 0.14.2 mid-rollout: an older set at replicas 0 still runs one busy runner. The newest
+    set is adopted; the older one is deleted as Go did, its busy runner keeps its job (the set's
+    finalizer waits for it), and no runner anywhere is deleted or created."""
+    w = world
+    go = await install(w, "release-0.14.2", name="released", older_set="released-b4c5d")
+    older_busy = "released-b4c5d-runner-m9n8o"
+    removals = w.service.requests("remove_runner")
+    async with watching(w) as seen:
+        await w.start()
+
+        async def older_deleting() -> bool:
+            older = await w.find(ERS, "released-b4c5d")
+            return older is not None and bool(older["metadata"].get("deletionTimestamp"))
+
+        await eventually(older_deleting, within=60)
+        await eventually(lambda: listener_replaced(w, go), within=60)
+
+        async def no_churn() -> bool:
+            runners = await live_runners(w)
+            return (
+                sorted(runners) == sorted(go.runner_ids)
+                and not seen.runners_deleted
+                and await owned_runner_sets(w, go) == ["released-b4c5d", go.runner_set]
+            )
+
+        await consistently(no_churn, duration=3)
+    assert w.service.requests("remove_runner") == removals
+    assert (await w.listeners())[0]["spec"]["ephemeralRunnerSetName"] == go.runner_set
+    assert (await live_runners(w))[older_busy]["status"]["jobId"] == "job-21"
+    assert not (await runner_set(w, go))["metadata"].get("deletionTimestamp")

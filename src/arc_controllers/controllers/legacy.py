@@ -1,4 +1,10 @@
-"""Adopting what Go ARC's integrity-hash scheme left behind, with no churn.
+"""Adopting what Go ARC's integrity-hash and runner-spec-hash schemes left behind, with no churn.
+
+Go ARC 0.14.0-0.14.2 (released) created a new EphemeralRunnerSet, named ``<scale set>-xxxxx``,
+per ``actions.github.com/runner-spec-hash`` and never changed a set's runner spec in place;
+`RunnerSetPublisher.get` finds that set by its owner, and it is adopted here like an
+integrity-hash set (the same annotation test, the same spec comparison, nothing due when
+its runners equal its spec).
 
 Before the revision scheme (#4638), Go ARC patched a new runner spec into the
 EphemeralRunnerSet in place and its set controller, on seeing the set's
@@ -44,7 +50,9 @@ from arc_controllers.controllers.runnerstates import has_job, new_ephemeral_runn
 from reconcilekit.client.interfaces import Object
 
 __all__ = [
+    "LEGACY_HASHES",
     "LEGACY_INTEGRITY_HASH",
+    "LEGACY_RUNNER_SPEC_HASH",
     "LegacyCleanup",
     "carries_legacy_hash",
     "drop_legacy_hash",
@@ -54,21 +62,28 @@ __all__ = [
 ]
 
 LEGACY_INTEGRITY_HASH = ANNOTATION_KEY_INTEGRITY_HASH_OLDER
-"""``actions.github.com/integrity-hash``, written by Go ARC before #4638."""
+"""``actions.github.com/integrity-hash``, written by Go ARC master after #4516 and before #4638."""
+
+LEGACY_RUNNER_SPEC_HASH = "actions.github.com/runner-spec-hash"
+"""Written on its sets by Go ARC 0.14.0-0.14.2 (released), which named them ``<scale set>-xxxxx``."""
+
+LEGACY_HASHES = (LEGACY_INTEGRITY_HASH, LEGACY_RUNNER_SPEC_HASH)
+"""Either marks a set Go ARC wrote; the strip at the commit point removes both."""
 
 _SET_BY_THE_SET_CONTROLLER = ("proxySecretRef",)
 """Runner-spec keys the set's controller fills in per runner; not part of what the set asks for."""
 
 
 def carries_legacy_hash(obj: Mapping[str, Any]) -> bool:
-    """The object carries ``actions.github.com/integrity-hash``."""
-    return LEGACY_INTEGRITY_HASH in ((obj.get("metadata") or {}).get("annotations") or {})
+    """The object carries ``actions.github.com/integrity-hash`` or ``actions.github.com/runner-spec-hash``."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return any(key in annotations for key in LEGACY_HASHES)
 
 
 def is_legacy_runner_set(runner_set: Mapping[str, Any]) -> bool:
-    """Go ARC's integrity-hash scheme wrote the set and our revision scheme has not touched it yet.
+    """Go ARC's integrity-hash or runner-spec-hash scheme wrote the set and our revision scheme has not touched it yet.
 
-    The annotation is present and both ``spec.actionableRevision`` and
+    One of the annotations is present and both ``spec.actionableRevision`` and
     ``status.appliedActionableRevision`` are 0 (absent). Once a revision moved, a full
     revision cleanup covers whatever the legacy one owed.
     """
@@ -136,7 +151,8 @@ def pending_legacy_cleanup(runner_set: Mapping[str, Any], runners: Iterable[Obje
 
 
 def drop_legacy_hash(runner_set: Object) -> None:
-    """Remove ``actions.github.com/integrity-hash`` from ``runner_set`` (in memory; the caller patches)."""
+    """Remove both legacy hash annotations from ``runner_set`` (in memory; the caller patches)."""
     annotations = (runner_set.get("metadata") or {}).get("annotations")
     if annotations:
-        annotations.pop(LEGACY_INTEGRITY_HASH, None)
+        for key in LEGACY_HASHES:
+            annotations.pop(key, None)

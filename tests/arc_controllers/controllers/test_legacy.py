@@ -13,9 +13,11 @@ import pytest
 import yaml
 
 from arc_controllers.controllers.actions_seam import RunnerReference
+from arc_controllers.controllers.autoscalingrunnerset.runnerset import RunnerSetPublisher, newest_runner_set
 from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
 from arc_controllers.controllers.legacy import (
     LEGACY_INTEGRITY_HASH,
+    LEGACY_RUNNER_SPEC_HASH,
     carries_legacy_hash,
     drop_legacy_hash,
     is_legacy_runner_set,
@@ -146,7 +148,7 @@ def legacy_world(name: str) -> tuple[FakeCluster, FakeActions, Request]:
         actions.runners[rid] = RunnerReference(id=rid, name=runner_name, runner_scale_set_id=3)
         if runner["status"].get("jobId"):
             actions.busy.add(rid)
-    return cluster, actions, Request(VALUES["NAMESPACE"], name)
+    return cluster, actions, Request(VALUES["NAMESPACE"], world["ers"]["metadata"]["name"])
 
 
 def reconciler(cluster: FakeCluster, actions: FakeActions, client: Any = None) -> EphemeralRunnerSetReconciler:
@@ -208,3 +210,107 @@ async def test_a_conflict_on_the_strip_retries_without_removing_twice_arc_4638()
     await reconciler(cluster, actions).reconcile(request)
     assert LEGACY_INTEGRITY_HASH not in set_annotations(cluster, "pending")
     assert removed(actions) == [21]
+
+
+# ---- Go ARC 0.14.2 as released: a generated-name set with runner-spec-hash (ARC #4638) ------------
+
+
+def generated_set(world: dict[str, Any], name: str, created: str, replicas: int) -> dict[str, Any]:
+    ers = copy.deepcopy(world["ers"])
+    ers["metadata"].update(name=name, creationTimestamp=created, uid=f"uid-{name}")
+    ers["spec"]["replicas"] = replicas
+    return ers
+
+
+def test_the_newest_runner_set_is_chosen_by_creation_time_then_name() -> None:
+    def at(name: str, created: str) -> dict[str, Any]:
+        return {"metadata": {"name": name, "creationTimestamp": created}}
+
+    sets = [
+        at("a-old", "2026-05-01T00:00:00Z"),
+        at("a-new", "2026-05-25T09:14:02Z"),
+        at("a-tie", "2026-05-01T00:00:00Z"),
+    ]
+    assert newest_runner_set(sets) == sets[1]
+    assert newest_runner_set(sets[::2]) == sets[2]  # a tie: the greater name, whatever the order
+    assert newest_runner_set(sets[2::-2]) == sets[2]
+    assert newest_runner_set([]) is None
+
+
+async def test_a_0_14_2_runner_set_under_a_generated_name_is_found_by_its_owner_arc_4638() -> None:
+    """Not named like the scale set: the newest set it controls; another scale set's is ignored;
+    once a set named like the scale set exists, that one."""
+    world = scale_set("release-0.14.2")
+    cluster = FakeCluster()
+    draining = cluster.put(generated_set(world, "released-b4c5d", "2026-05-20T08:00:00Z", 0))
+    cluster.put(world["ers"] | {"metadata": world["ers"]["metadata"] | {"creationTimestamp": "2026-05-25T09:14:02Z"}})
+    other = generated_set(world, "releasedx-z9y8w", "2026-06-01T00:00:00Z", 1)
+    other["metadata"]["ownerReferences"] = [{**world["ers"]["metadata"]["ownerReferences"][0], "name": "releasedx"}]
+    cluster.put(other)
+    publisher = RunnerSetPublisher(client=cluster.client())
+
+    found = await publisher.get(world["ars"])
+    assert found is not None
+    assert found["metadata"]["name"] == "released-x7k2p"
+    assert cluster.get("EphemeralRunnerSet", VALUES["NAMESPACE"], "released-b4c5d") == draining  # left alone
+
+    cluster.put(generated_set(world, "released", "2026-05-01T00:00:00Z", 1))
+    found = await publisher.get(world["ars"])
+    assert found is not None
+    assert found["metadata"]["name"] == "released"
+    assert await RunnerSetPublisher(client=FakeCluster().client()).get(world["ars"]) is None
+
+
+def test_a_0_14_2_set_is_legacy_by_its_runner_spec_hash_and_nothing_is_due_arc_4638() -> None:
+    world = scale_set("release-0.14.2")
+    ers = world["ers"]
+    assert is_legacy_runner_set(ers)
+    assert LEGACY_INTEGRITY_HASH not in ers["metadata"]["annotations"]
+    cleanup = pending_legacy_cleanup(ers, world["runners"])
+    assert cleanup.done
+    assert names(cleanup.kept) == ["released-x7k2p-runner-a1b2c", "released-x7k2p-runner-d3e4f"]
+    drop_legacy_hash(ers)
+    assert LEGACY_RUNNER_SPEC_HASH not in ers["metadata"]["annotations"]
+    assert not is_legacy_runner_set(ers)
+
+
+async def test_the_reconciler_adopts_a_0_14_2_set_without_touching_a_runner_arc_4638() -> None:
+    cluster, actions, request = legacy_world("release-0.14.2")
+    await reconciler(cluster, actions).reconcile(request)
+    assert LEGACY_RUNNER_SPEC_HASH not in set_annotations(cluster, "released-x7k2p")
+    await reconciler(cluster, actions).reconcile(request)
+    assert removed(actions) == []
+    assert deleting(cluster) == []
+    assert len(cluster.objects("EphemeralRunner")) == 2
+
+
+async def test_an_older_0_14_2_set_is_deleted_and_drains_its_busy_runner_arc_4638() -> None:
+    """Go 0.14.2 mid-rollout: the older set (replicas 0) is deleted by the scale set's reconciler,
+    as Go did; its finalizer deletes the finished runner and waits for the busy one's job."""
+    world = scale_set("release-0.14.2")
+    cluster, actions = FakeCluster(), FakeActions()
+    old = cluster.put(generated_set(world, "released-b4c5d", "2026-05-20T08:00:00Z", 0))
+    current = cluster.put(world["ers"])
+    finished, busy = copy.deepcopy(world["runners"])
+    finished["status"] = {**finished["status"], "phase": "Succeeded"}
+    for runner in (finished, busy):
+        runner["metadata"]["ownerReferences"][0].update(name="released-b4c5d", uid=old["metadata"]["uid"])
+        cluster.put(runner)
+        rid = runner["status"]["runnerId"]
+        actions.runners[rid] = RunnerReference(id=rid, name=runner["metadata"]["name"], runner_scale_set_id=3)
+    actions.busy.add(busy["status"]["runnerId"])
+
+    await RunnerSetPublisher(client=cluster.client()).delete_older(world["ars"], current)
+    sets = {s["metadata"]["name"]: s for s in cluster.objects("EphemeralRunnerSet")}
+    assert sets["released-b4c5d"]["metadata"].get("deletionTimestamp")
+    assert not sets["released-x7k2p"]["metadata"].get("deletionTimestamp")
+
+    request = Request(VALUES["NAMESPACE"], "released-b4c5d")
+    for _ in range(3):
+        await reconciler(cluster, actions).reconcile(request)
+    left = {r["metadata"]["name"]: r for r in cluster.objects("EphemeralRunner")}
+    assert left[finished["metadata"]["name"]]["metadata"].get("deletionTimestamp")  # its finalizers go next
+    assert not left[busy["metadata"]["name"]]["metadata"].get("deletionTimestamp")  # finishes its job
+    assert len(left) == 2  # nothing created
+    assert busy["status"]["runnerId"] not in removed(actions)
+    assert cluster.objects("EphemeralRunnerSet")[0]["metadata"]["name"] == "released-b4c5d"  # waits for it

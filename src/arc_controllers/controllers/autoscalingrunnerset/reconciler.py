@@ -135,6 +135,7 @@ class AutoscalingRunnerSetReconciler:
         runner_set = await self.runner_sets.get(ars)
         if runner_set is None:
             return await self.runner_sets.create(ars)
+        await self.runner_sets.delete_older(ars, runner_set)
         if self.runner_sets.rejected(ars, runner_set):
             return await self.parking.park(ars)
         desired_set = self.runner_sets.desired(ars)

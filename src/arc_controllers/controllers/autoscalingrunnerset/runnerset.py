@@ -1,4 +1,4 @@
-"""Publishing the runner spec: the one EphemeralRunnerSet of a scale set, named like it.
+"""Publishing the runner spec: the one EphemeralRunnerSet of a scale set, named like it (or adopted from Go 0.14.2).
 
 A runner spec that really changed is published with the next ``spec.actionableRevision``;
 labels, annotations and runner metadata that drifted are patched without one (they affect
@@ -12,17 +12,20 @@ outdatedRunnerSpecCorrected and the runner-set branches of Reconcile
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import structlog
 
 from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER_SET, objects
+from arc_controllers.controllers.autoscalingrunnerset.listener import delete_ignoring_not_found
 from arc_controllers.controllers.helpers import (
     ephemeral_runner_set_actionable_spec_changed,
     ephemeral_runner_set_desired_spec_changed,
     ephemeral_runner_set_outdated_for_applied_revision,
     next_actionable_revision,
 )
+from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY
 from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.resourcebuilder.labels import filter_and_merge_labels, merge_annotations
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
@@ -31,9 +34,19 @@ from reconcilekit.client.interfaces import Client, Object, ObjectKey
 from reconcilekit.errors import AlreadyExistsError, NotFoundError
 from reconcilekit.reconcile import Result
 
-__all__ = ["RunnerSetPublisher", "merged_metadata", "needs_new_revision"]
+__all__ = ["RunnerSetPublisher", "merged_metadata", "needs_new_revision", "newest_runner_set"]
 
 log = structlog.get_logger("AutoscalingRunnerSet")  # Go's logr name for this reconciler
+
+
+def newest_runner_set(runner_sets: Iterable[Object]) -> Object | None:
+    """The newest by ``metadata.creationTimestamp`` (RFC 3339, seconds; ties: the greater name), or None.
+
+    Beyond: ARC #4638; Go 0.14.2's rule for its generated-name sets (``EphemeralRunnerSets.latest``).
+    """
+    return max(
+        runner_sets, key=lambda s: (str(objects.meta(s).get("creationTimestamp") or ""), objects.name(s)), default=None
+    )
 
 
 def needs_new_revision(runner_set: Object, desired: Object) -> bool:
@@ -75,11 +88,39 @@ class RunnerSetPublisher:
     """Label propagation exclusions and the build version."""
 
     async def get(self, ars: Object) -> Object | None:
-        """Python only: the scale set's EphemeralRunnerSet (same namespace and name), or None."""
+        """The scale set's EphemeralRunnerSet: the one named like it, else the newest it controls, or None.
+
+        The fallback lists the sets by the controller-owner index and takes the newest by
+        creation time (ties by name), Go 0.14.2's ``EphemeralRunnerSets.latest`` rule; older
+        ones are left alone (`newest_runner_set`).
+
+        Beyond: ARC #4638; a set Go ARC 0.14.2 created as ``<scale set>-xxxxx`` is adopted, not duplicated.
+        """
+        namespace, name = objects.namespace(ars), objects.name(ars)
         try:
-            return await self.client.get(EPHEMERAL_RUNNER_SET, ObjectKey(objects.namespace(ars), objects.name(ars)))
+            return await self.client.get(EPHEMERAL_RUNNER_SET, ObjectKey(namespace, name))
         except NotFoundError:
-            return None
+            pass
+        owned = await self.client.list(EPHEMERAL_RUNNER_SET, namespace=namespace, fields={RESOURCE_OWNER_KEY: name})
+        return newest_runner_set(owned.items)
+
+    async def delete_older(self, ars: Object, current: Object) -> None:
+        """Delete every other EphemeralRunnerSet the scale set controls; each drains through its finalizer.
+
+        Only Go ARC 0.14.2 left such sets (a new one per runner spec, the old one at replicas 0,
+        deleted once the new one was in place). Deleting is safe for busy runners: the set's
+        finalizer removes idle runners and waits for busy ones to finish their job. Never
+        scaled, nothing else touches them.
+
+        Beyond: ARC #4638; the old-set cleanup Go 0.14.2 did on its own sets (``existingRunnerSets.old``).
+        """
+        owned = await self.client.list(
+            EPHEMERAL_RUNNER_SET, namespace=objects.namespace(ars), fields={RESOURCE_OWNER_KEY: objects.name(ars)}
+        )
+        for runner_set in owned.items:
+            if objects.uid(runner_set) != objects.uid(current) and not objects.is_deleting(runner_set):
+                log.info("deleting an older ephemeral runner set", ephemeralrunnerset=objects.name(runner_set))
+                await delete_ignoring_not_found(self.client, runner_set)
 
     def desired(self, ars: Object) -> Object | None:
         """Python only: the desired EphemeralRunnerSet; None (logged) when the spec cannot be built."""
