@@ -35,6 +35,9 @@ carrying it is recreated once, as upstream does (TestLegacyIntegrityHash
 AnnotationCausesOneTimeListenerRecreation): its spec names Go ARC's listener image
 anyway, so it differs from ours whatever the annotations say; no runner is touched.
 
+Ports: none; the June 2026 master EphemeralRunnerSet controller's integrity-hash branch
+(EphemeralRunnerSetReconciler.Reconcile, the hash mismatch that deletes idle runners) is the
+behaviour adopted here, and 0.14.2's runner-spec-hash set lookup is what `RunnerSetPublisher.get` finds.
 Beyond: ARC #4638; its review asked for a one-time legacy-hash migration, merged without one.
 """
 
