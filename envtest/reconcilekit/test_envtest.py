@@ -224,9 +224,16 @@ async def test_port_clash_is_retried_on_fresh_ports() -> None:
             assert (env.temp_dir / "etcd.log").exists()
 
 
+# The child takes Ctrl-C as a terminal's foreground process does. A suite started in the
+# background by a shell without job control (`nohup make test &`) inherits SIGINT ignored,
+# and Python then installs no KeyboardInterrupt handler: the child would sit through the
+# SIGINT below and the test would time out whatever envtest does.
 _CHILD = """
 import asyncio
+import signal
 from reconcilekit.envtest import Environment
+
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 async def main():
     async with Environment() as env:
