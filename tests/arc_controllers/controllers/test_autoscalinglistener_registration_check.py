@@ -9,10 +9,9 @@ from arc_controllers.actions.errors import ActionsError, ActionsNotFoundError
 from arc_controllers.api.v1alpha1 import AUTOSCALING_LISTENER, AUTOSCALING_RUNNER_SET, POD
 from arc_controllers.controllers.autoscalinglistener import AutoscalingListenerReconciler
 from arc_controllers.controllers.autoscalinglistener.registration import RegistrationCheck
-from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
 from arc_controllers.controllers.autoscalingrunnerset.registration import ScaleSetRegistration
+from arc_controllers.resourcebuilder.listener import ListenerBuildOptions, new_scale_set_listener_pod
 from reconcilekit.client.interfaces import ObjectKey
-from reconcilekit.reconcile import Request
 from reconcilekit.testing import FakeClient
 
 NS, ARS_NS, NAME = "arc-system", "runners", "listener"
@@ -78,16 +77,18 @@ def _pod(*, dead: bool) -> dict[str, Any]:
 
 
 def _check(fake: FakeClient, service: _Service) -> RegistrationCheck:
-    async def factory(_: Any) -> _Service:
+    async def factory(listener: Any) -> _Service:
+        assert listener["kind"] == "AutoscalingListener"  # its spec carries the scale set's URL and secret
         return service
 
-    return RegistrationCheck(resources=ListenerResources(client=fake), actions=factory)
+    return RegistrationCheck(client=fake, actions=factory)
 
 
 async def _gone(check: RegistrationCheck, fake: FakeClient) -> bool:
+    """What the pod step asks when it finds the listener pod dead."""
     listener = await fake.get(AUTOSCALING_LISTENER, KEY)
-    ars = await fake.get(AUTOSCALING_RUNNER_SET, ObjectKey(ARS_NS, "scale-set"))
-    return await check.runner_scale_set_gone(listener, ars)
+    pod = await fake.get(POD, KEY)
+    return await check.runner_scale_set_gone(listener, pod)
 
 
 async def _replace_pod(fake: FakeClient, *, dead: bool) -> None:
@@ -107,17 +108,6 @@ async def test_each_dead_pod_is_looked_up_once_however_often_it_is_reconciled_ar
     await _replace_pod(fake, dead=True)  # the next death: a new pod UID
     assert await _gone(check, fake) is False
     assert service.lookups == [SCALE_SET_ID, SCALE_SET_ID]
-
-
-async def test_a_running_or_missing_pod_asks_nothing_arc_4370() -> None:
-    fake = FakeClient([_ars(), _listener(), _pod(dead=False)])
-    service = _Service(_not_found())
-    check = _check(fake, service)
-
-    assert await _gone(check, fake) is False
-    await fake.delete(await fake.get(POD, KEY))
-    assert await _gone(check, fake) is False
-    assert service.lookups == []
 
 
 async def test_not_found_answers_gone_once_per_death_arc_4370() -> None:
@@ -143,27 +133,60 @@ async def test_a_service_error_is_not_gone_and_not_retried_for_the_same_death_ar
 
 async def test_without_an_actions_client_there_is_no_check_arc_4370() -> None:
     fake = FakeClient([_ars(), _listener(), _pod(dead=True)])
-    check = RegistrationCheck(resources=ListenerResources(client=fake))
+    check = RegistrationCheck(client=fake)
     assert await _gone(check, fake) is False
 
 
 async def _no_app_config(_: Any) -> Any:
-    raise AssertionError("the config secret is not reached when the scale set is gone")
+    raise AssertionError("the pod step reads no credentials")
 
 
-async def test_the_reconciler_deletes_a_listener_whose_scale_set_is_gone_arc_4370() -> None:
-    """The listener is handed back (deleted, its finalizer cleaning up) before any child is touched."""
-    fake = FakeClient([_ars(), _listener(), _pod(dead=True)])
-    service = _Service(_not_found())
+_CONFIG = {"metadata": {"name": f"{NAME}-config", "namespace": NS, "resourceVersion": "1"}}
+_ACCOUNT = {"metadata": {"name": NAME, "namespace": NS}}
+
+
+def _dead_desired_pod(listener: dict[str, Any]) -> dict[str, Any]:
+    """The pod the pod step wants, as it is once its listener container exited 1."""
+    pod = new_scale_set_listener_pod(listener, _CONFIG, _ACCOUNT, None, options=ListenerBuildOptions())
+    pod["status"] = _pod(dead=True)["status"]
+    return pod
+
+
+async def _pod_step_fixture(service: _Service) -> tuple[AutoscalingListenerReconciler, FakeClient]:
+    fake = FakeClient([_ars(), _listener()])
+    await fake.create(_dead_desired_pod(await fake.get(AUTOSCALING_LISTENER, KEY)))
 
     async def factory(_: Any) -> _Service:
         return service
 
-    reconciler = AutoscalingListenerReconciler(client=fake, app_config=_no_app_config, actions=factory)
-    await reconciler.reconcile(Request(NS, NAME))
+    return AutoscalingListenerReconciler(client=fake, app_config=_no_app_config, actions=factory), fake
 
+
+async def test_the_pod_step_hands_back_a_listener_whose_scale_set_is_gone_arc_4370() -> None:
+    """A dead pod whose scale set is gone: the listener is deleted (its finalizer cleans up), no backoff, no count."""
+    service = _Service(_not_found())
+    reconciler, fake = await _pod_step_fixture(service)
+    listener = await fake.get(AUTOSCALING_LISTENER, KEY)
+    result = await reconciler.pod.reconcile_pod(listener, _CONFIG, _ACCOUNT, None)
+
+    assert result.requeue_after in (None, 0, 0.0)
     listener = await fake.get(AUTOSCALING_LISTENER, KEY)
     assert listener["metadata"].get("deletionTimestamp")
+    assert not (listener.get("status") or {}).get("failureCount")
+    assert service.lookups == [SCALE_SET_ID]
+
+
+async def test_the_pod_step_keeps_the_crash_backoff_when_the_scale_set_exists_arc_4370() -> None:
+    """A dead pod whose scale set exists: one lookup, then the ARC #4656 backoff as before."""
+    service = _Service()
+    reconciler, fake = await _pod_step_fixture(service)
+    for _ in range(3):
+        listener = await fake.get(AUTOSCALING_LISTENER, KEY)
+        await reconciler.pod.reconcile_pod(listener, _CONFIG, _ACCOUNT, None)
+
+    listener = await fake.get(AUTOSCALING_LISTENER, KEY)
+    assert not listener["metadata"].get("deletionTimestamp")
+    assert listener["status"]["failureCount"] == 1
     assert service.lookups == [SCALE_SET_ID]
 
 

@@ -10,6 +10,7 @@ deleteListenerPod and listenerPodIsDead
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,8 @@ import structlog
 
 from arc_controllers.api.v1alpha1 import POD, objects
 from arc_controllers.api.v1alpha1.objects import mutable_status
+from arc_controllers.controllers.actions_seam import ScaleSetLookupFactory
+from arc_controllers.controllers.autoscalinglistener.registration import RegistrationCheck
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
 from arc_controllers.controllers.helpers import listener_pod_spec_requires_recreation
 from arc_controllers.controllers.metrics import publish_listener_down, publish_listener_up
@@ -110,6 +113,13 @@ class ListenerPod:
     """Reads and patches the pod; its client creates and deletes it."""
     clock: Callable[[], datetime] = field(default=_utcnow)
     """Python only: now, aware UTC (the crash backoff)."""
+    actions: ScaleSetLookupFactory | None = None
+    """Returns a listener's Actions client, to look its scale set up once per death; None: no lookup."""
+
+    @functools.cached_property
+    def registration(self) -> RegistrationCheck:
+        """Python only: the one-lookup-per-death check (ARC #4370), built once."""
+        return RegistrationCheck(client=self.resources.client, actions=self.actions)
 
     async def reconcile_pod(
         self,
@@ -132,6 +142,8 @@ class ListenerPod:
             log.info("listener pod spec or config changed; recreating it", pod=objects.name(live))
             return await self.delete_listener_pod(live, listener)
         if listener_pod_is_dead(live):
+            if await self.registration.runner_scale_set_gone(listener, live):  # Beyond: ARC #4370
+                return await self.registration.hand_back(listener)
             if (wait := await self._crash_backoff_remaining(listener, live)) > 0:
                 return Result(requeue_after=wait)
             log.info("listener pod is dead; recreating it", pod=objects.name(live))

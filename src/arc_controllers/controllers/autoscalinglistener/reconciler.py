@@ -21,9 +21,9 @@ from arc_controllers.api.v1alpha1 import (
     AutoscalingListenerPhase,
     objects,
 )
+from arc_controllers.controllers.actions_seam import ScaleSetLookupFactory
 from arc_controllers.controllers.autoscalinglistener.cleanup import ListenerCleanup
 from arc_controllers.controllers.autoscalinglistener.pod import ListenerPod
-from arc_controllers.controllers.autoscalinglistener.registration import RegistrationCheck, ScaleSetLookupFactory
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
 from arc_controllers.controllers.autoscalinglistener.secrets import AppConfigResolver, ListenerSecrets
 from arc_controllers.controllers.patching import LazyCopy
@@ -72,6 +72,10 @@ class AutoscalingListenerReconciler:
     app_config: AppConfigResolver
     """Reads a scale set's GitHub credentials for the listener's config."""
 
+    actions: ScaleSetLookupFactory | None = None
+    """Returns a listener's Actions client, to look its scale set up once per listener death; None: no
+    lookup. Beyond: ARC #4370"""
+
     listener_metrics_addr: str = "0"
     """``host:port`` the listener serves metrics on; ``"0"`` turns them off. Ports: ListenerMetricsAddr"""
 
@@ -81,23 +85,17 @@ class AutoscalingListenerReconciler:
     listener_options: ListenerBuildOptions = field(default_factory=ListenerBuildOptions)
     """Label exclusions, log level and format, entrypoint."""
 
-    actions: ScaleSetLookupFactory | None = None
-    """Returns a scale set's Actions client, to look its scale set up after a listener death; None: no lookup.
-    Beyond: ARC #4370"""
-
     resources: ListenerResources = field(init=False, repr=False)
     cleanup: ListenerCleanup = field(init=False, repr=False)
     secrets: ListenerSecrets = field(init=False, repr=False)
     pod: ListenerPod = field(init=False, repr=False)
-    registration: RegistrationCheck = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         """Python only: build the parts from the fields."""
         self.resources = ListenerResources(client=self.client, options=self.listener_options)
         self.cleanup = ListenerCleanup(resources=self.resources)
         self.secrets = ListenerSecrets(resources=self.resources, app_config=self.app_config)
-        self.pod = ListenerPod(resources=self.resources)
-        self.registration = RegistrationCheck(resources=self.resources, actions=self.actions)
+        self.pod = ListenerPod(resources=self.resources, actions=self.actions)
 
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: AutoscalingListenerReconciler.Reconcile
@@ -123,8 +121,6 @@ class AutoscalingListenerReconciler:
             return await self._delete_orphan(listener)
         if spec.get("phase") == AutoscalingListenerPhase.STOPPED:
             return await self._stop(listener)
-        if await self.registration.runner_scale_set_gone(listener, ars):  # Beyond: ARC #4370
-            return await self.registration.hand_back(listener)
 
         desired_account = new_scale_set_listener_service_account(listener, options=options)
         account = await self.resources.get(SERVICE_ACCOUNT, objects.namespace(listener), name)
@@ -200,7 +196,7 @@ class AutoscalingListenerReconciler:
         except NotFoundError:
             pass
         log.info("removed finalizer", autoscalinglistener=objects.name(listener))
-        self.registration.forget(listener)
+        self.pod.registration.forget(listener)
         return Result()
 
     async def _delete_orphan(self, listener: Object) -> Result:

@@ -18,38 +18,19 @@ Python only. Beyond: ARC #4370: a scale set deleted on the service left its list
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 import structlog
 
-from arc_controllers.api.v1alpha1 import POD, objects
-from arc_controllers.controllers.actions_seam import is_actions_not_found
-from arc_controllers.controllers.autoscalinglistener.pod import listener_pod_is_dead
-from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
-from reconcilekit.client.interfaces import Object
+from arc_controllers.api.v1alpha1 import objects
+from arc_controllers.controllers.actions_seam import ScaleSetLookupFactory, is_actions_not_found
+from reconcilekit.client.interfaces import Client, Object
 from reconcilekit.errors import NotFoundError
 from reconcilekit.reconcile import Result
 
-__all__ = ["RegistrationCheck", "ScaleSetLookup", "ScaleSetLookupFactory"]
+__all__ = ["RegistrationCheck"]
 
 log = structlog.get_logger("AutoscalingListener")  # Go's logr name for this reconciler
-
-
-class ScaleSetLookup(Protocol):
-    """**Protocol:** the one Actions call the check makes (`arc_controllers.actions.ActionsClient` has it)."""
-
-    async def get_runner_scale_set_by_id(self, runner_scale_set_id: int, /) -> Any:
-        """The scale set; raises ``ActionsNotFoundError`` when the service has none of that id.
-
-        Ports: multiclient.Client.GetRunnerScaleSetByID
-        """
-        ...
-
-
-ScaleSetLookupFactory = Callable[[Object], Awaitable[ScaleSetLookup]]
-"""Returns the Actions client of an AutoscalingRunnerSet. Ports: SecretResolver.GetActionsService"""
 
 
 @dataclass(kw_only=True)
@@ -59,34 +40,32 @@ class RegistrationCheck:
     Beyond: ARC #4370: a scale set deleted on the service left its listener crash-looping forever.
     """
 
-    resources: ListenerResources
-    """Reads the listener pod (cached); its client deletes the listener."""
+    client: Client
+    """Deletes the listener whose scale set is gone."""
 
     actions: ScaleSetLookupFactory | None = None
-    """Returns the Actions client of a scale set; None turns the check off."""
+    """Returns the Actions client of a listener's scale set; None turns the check off."""
 
     _looked_up: dict[str, str] = field(default_factory=dict, repr=False)
     """Listener UID → UID of the last dead pod its scale set was looked up for (this process only)."""
 
-    async def runner_scale_set_gone(self, listener: Object, ars: Object) -> bool:
-        """True when the listener's pod is dead, not yet looked up for, and the service says the scale set is gone.
+    async def runner_scale_set_gone(self, listener: Object, dead_pod: Object) -> bool:
+        """True when ``dead_pod`` was not looked up for yet and the service says the listener's scale set is gone.
 
         The lookup (``GetRunnerScaleSetByID`` of ``spec.runnerScaleSetId``) happens at most once
         per dead pod: a crash loop asks once per death, its backoff bounding the rate (2 s, then
         doubling up to 5 min). A controller restart may ask once more for a pod already dead.
         Errors other than not-found (a service outage, a missing config secret) are logged at
-        info and answer False: they must not hold up the crash backoff.
+        info and answer False: they must not hold the crash backoff up.
 
         Args:
-            listener: The AutoscalingListener, not deleting.
-            ars: Its AutoscalingRunnerSet, whose config secret and URL build the client.
+            listener: The AutoscalingListener, not deleting; its spec builds the Actions client.
+            dead_pod: Its listener pod, dead (`listener_pod_is_dead`).
         """
         if self.actions is None:
             return False
-        pod = await self.resources.get(POD, objects.namespace(listener), objects.name(listener))
-        if pod is None or not listener_pod_is_dead(pod):
-            return False
-        listener_uid, pod_uid = str(objects.meta(listener).get("uid") or ""), str(objects.meta(pod).get("uid") or "")
+        listener_uid = str(objects.meta(listener).get("uid") or "")
+        pod_uid = str(objects.meta(dead_pod).get("uid") or "")
         if self._looked_up.get(listener_uid) == pod_uid:
             return False
         self._looked_up[listener_uid] = pod_uid
@@ -94,7 +73,7 @@ class RegistrationCheck:
         if scale_set_id <= 0:
             return False
         try:
-            client = await self.actions(ars)
+            client = await self.actions(listener)
             await client.get_runner_scale_set_by_id(scale_set_id)
         except Exception as err:
             if is_actions_not_found(err):
@@ -113,7 +92,7 @@ class RegistrationCheck:
         The listener's finalizer removes its pod and the rest first, as for any deletion.
         """
         try:
-            await self.resources.client.delete(listener)
+            await self.client.delete(listener)
         except NotFoundError:
             pass
         return Result()
