@@ -243,6 +243,20 @@ async def test_runner_registration_retries_401_and_403(fake: FakeActionsService,
     assert "unexpected status code: 401" in str(caught.value)
 
 
+async def test_control_api_deletes_a_scale_set_as_an_admin_does(
+    fake: FakeActionsService, pat_client: ActionsClient
+) -> None:
+    """``DELETE /_fake/scale-sets/{id}``: 204, then 404 for the scale set and for the control call again."""
+    scale_set = await pat_client.create_runner_scale_set(RunnerScaleSet(name="admin-deleted", runner_group_id=1))
+    async with aiohttp.ClientSession(base_url=fake.url) as http:
+        async with http.delete(f"/_fake/scale-sets/{scale_set.id}") as answer:
+            assert answer.status == 204
+        async with http.delete(f"/_fake/scale-sets/{scale_set.id}") as answer:
+            assert answer.status == 404
+    with pytest.raises(ActionsNotFoundError):
+        await pat_client.get_runner_scale_set_by_id(scale_set.id)
+
+
 async def test_control_api_drives_jobs_runners_and_faults(fake: FakeActionsService, pat_client: ActionsClient) -> None:
     """The /_fake/ HTTP API queues jobs, registers runners, injects faults and reports counts."""
     scale_set = await pat_client.create_runner_scale_set(RunnerScaleSet(name="http", runner_group_id=1))
@@ -273,17 +287,3 @@ async def test_control_api_drives_jobs_runners_and_faults(fake: FakeActionsServi
         assert report["requests"]["create_session"] == 1
         assert report["faults"][0]["endpoint"] == "get_runner"
     await session.close()
-
-
-async def test_control_api_deletes_a_scale_set_as_an_admin_does(
-    fake: FakeActionsService, pat_client: ActionsClient
-) -> None:
-    """``DELETE /_fake/scale-sets/{id}``: 204, then 404 for the scale set and for the control call again."""
-    scale_set = await pat_client.create_runner_scale_set(RunnerScaleSet(name="admin-deleted", runner_group_id=1))
-    async with aiohttp.ClientSession(base_url=fake.url) as http:
-        async with http.delete(f"/_fake/scale-sets/{scale_set.id}") as answer:
-            assert answer.status == 204
-        async with http.delete(f"/_fake/scale-sets/{scale_set.id}") as answer:
-            assert answer.status == 404
-    with pytest.raises(ActionsNotFoundError):
-        await pat_client.get_runner_scale_set_by_id(scale_set.id)
