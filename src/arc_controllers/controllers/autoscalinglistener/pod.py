@@ -2,7 +2,9 @@
 
 The listener-up gauge is published once the ``listener`` container runs; listener-down
 whenever the pod goes. The only status written is the crash count (our addition, ARC #4656):
-a dead pod is kept for the crash backoff before it is replaced.
+a dead pod is kept for the crash backoff before it is replaced. Each dead pod first has its
+scale set looked up once (`registration`, ARC #4370): a scale set gone from the service hands
+the listener back for a new registration.
 
 Ports: AutoscalingListenerReconciler.Reconcile (the pod block), createListenerPod,
 deleteListenerPod and listenerPodIsDead
