@@ -44,15 +44,20 @@ CONFIG_VERSION = "actions.github.com/listener-config-resource-version"
 async def setup(
     w: World, *, listener_spec: dict[str, Any] | None = None, ars_spec: dict[str, Any] | None = None, tls: bool = False
 ) -> dict[str, Any]:
-    """Upstream's BeforeEach: an AutoscalingRunnerSet and its AutoscalingListener, listener controller only."""
+    """Upstream's BeforeEach: an AutoscalingRunnerSet and its AutoscalingListener, listener controller only.
+
+    The scale set is registered on the fake service: a dead listener pod has its id looked up
+    there (ARC #4370), and an id the service does not know hands the listener back.
+    """
     await w.start(enabled=("autoscalinglistener",), tls=tls)
+    scale_set_id = w.service.state.create_scale_set({"name": w.name}).id
     ars = w.ars(**(ars_spec or {}))
-    ars["metadata"]["annotations"] = {"runner-scale-set-id": "1"}
+    ars["metadata"]["annotations"] = {"runner-scale-set-id": str(scale_set_id)}
     await w.client.create(ars)
     spec = {
         "githubConfigUrl": w.service.config_url(),
         "githubConfigSecret": "github-config-secret",
-        "runnerScaleSetId": 1,
+        "runnerScaleSetId": scale_set_id,
         "autoscalingRunnerSetNamespace": w.namespace,
         "autoscalingRunnerSetName": w.name,
         "ephemeralRunnerSetName": "test-ers",
@@ -104,7 +109,8 @@ async def test_creates_all_required_resources(world: World) -> None:
     assert config["configure_url"] == w.service.config_url()
     assert config["ephemeral_runner_set_namespace"] == w.namespace
     assert config["ephemeral_runner_set_name"] == "test-ers"
-    assert (config["min_runners"], config["max_runners"], config["runner_scale_set_id"]) == (1, 10, 1)
+    scale_set_id = listener["spec"]["runnerScaleSetId"]
+    assert (config["min_runners"], config["max_runners"], config["runner_scale_set_id"]) == (1, 10, scale_set_id)
     assert config["runner_scale_set_name"] == w.name
     assert config["github_token"] == w.service.github.pat
     assert (config["log_level"], config["log_format"]) == ("debug", "text")

@@ -188,6 +188,7 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
     listener = AutoscalingListenerReconciler(
         client=mgr.get_client(),
         app_config=actions.app_config,
+        actions=actions.scale_set_client,
         listener_metrics_addr=options.listener_metrics_addr,
         listener_metrics_endpoint=options.listener_metrics_endpoint,
         listener_options=listener_options,

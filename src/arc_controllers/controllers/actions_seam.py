@@ -50,6 +50,8 @@ __all__ = [
     "RunnerActionsClient",
     "RunnerReference",
     "ScaleSetActionsClient",
+    "ScaleSetLookup",
+    "ScaleSetLookupFactory",
     "is_actions_not_found",
     "is_job_still_running",
     "is_runner_exists",
@@ -136,6 +138,25 @@ class ScaleSetActionsClient(Protocol):
         Ports: multiclient.Client.DeleteRunnerScaleSet
         """
         ...
+
+
+class ScaleSetLookup(Protocol):
+    """**Protocol:** the one call the AutoscalingListener reconciler makes after a listener death (ARC #4370)."""
+
+    async def get_runner_scale_set_by_id(self, runner_scale_set_id: int, /) -> RunnerScaleSet:
+        """The scale set; raises `ActionsNotFoundError` when it is gone.
+
+        Ports: multiclient.Client.GetRunnerScaleSetByID
+        """
+        ...
+
+
+ScaleSetLookupFactory = Callable[[Object], Awaitable[ScaleSetLookup]]
+"""Returns the Actions client for an AutoscalingListener (its spec carries the scale set's URL,
+secret, proxy and TLS; its secrets live in ``spec.autoscalingRunnerSetNamespace``).
+
+Ports: SecretResolver.GetActionsService
+"""
 
 
 ActionsClientFactory = Callable[[Object], Awaitable[RunnerActionsClient]]

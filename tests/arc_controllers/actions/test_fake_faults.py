@@ -10,6 +10,7 @@ import pytest
 from arc_controllers.actions import (
     ActionsClient,
     ActionsError,
+    ActionsNotFoundError,
     MessageQueueTokenExpiredError,
     MessageSessionClient,
     ProxyConfig,
@@ -240,6 +241,20 @@ async def test_runner_registration_retries_401_and_403(fake: FakeActionsService,
     assert not isinstance(caught.value, RetriesExhaustedError)
     assert (caught.value.status, caught.value.attempts) == (401, 5)
     assert "unexpected status code: 401" in str(caught.value)
+
+
+async def test_control_api_deletes_a_scale_set_as_an_admin_does(
+    fake: FakeActionsService, pat_client: ActionsClient
+) -> None:
+    """``DELETE /_fake/scale-sets/{id}``: 204, then 404 for the scale set and for the control call again."""
+    scale_set = await pat_client.create_runner_scale_set(RunnerScaleSet(name="admin-deleted", runner_group_id=1))
+    async with aiohttp.ClientSession(base_url=fake.url) as http:
+        async with http.delete(f"/_fake/scale-sets/{scale_set.id}") as answer:
+            assert answer.status == 204
+        async with http.delete(f"/_fake/scale-sets/{scale_set.id}") as answer:
+            assert answer.status == 404
+    with pytest.raises(ActionsNotFoundError):
+        await pat_client.get_runner_scale_set_by_id(scale_set.id)
 
 
 async def test_control_api_drives_jobs_runners_and_faults(fake: FakeActionsService, pat_client: ActionsClient) -> None:

@@ -160,3 +160,19 @@ async def test_expired_orphan_session_frees_the_scale_set(fake: FakeActionsServi
     session = await client.message_session_client(scale_set.id, "new-listener")
     assert session.session.owner_name == "new-listener"
     await session.close()
+
+
+async def test_scale_set_deleted_as_an_admin_does_answers_404_on_its_routes(
+    fake: FakeActionsService, client: ActionsClient
+) -> None:
+    """An admin removes a scale set with a live session: its lookup, sessions and queue answer 404 (ARC #4370)."""
+    scale_set = await client.create_runner_scale_set(RunnerScaleSet(name="s", runner_group_id=1))
+    session = await client.message_session_client(scale_set.id, "listener")
+    fake.delete_scale_set(scale_set.id)
+    with pytest.raises(ActionsNotFoundError):
+        await client.get_runner_scale_set_by_id(scale_set.id)
+    with pytest.raises(ActionsNotFoundError):
+        await session.get_message(0, 10)
+    with pytest.raises(ActionsNotFoundError):
+        await client.message_session_client(scale_set.id, "listener")
+    assert await client.get_runner_scale_set(1, "s") is None

@@ -249,6 +249,17 @@ class FakeActionsService:
         """Drop the scale set's message session, as the service expires an orphaned one."""
         return self.state.expire_session(scale_set_id)
 
+    def delete_scale_set(self, scale_set_id: int) -> None:
+        """Remove the scale set as an admin does on GitHub (or as the service loses one).
+
+        Its session, runners and job assignments go with it; its routes answer 404
+        ``RunnerScaleSetNotFoundException`` from then on, the message queue included.
+
+        Raises:
+            FakeError: 404, there is no such scale set.
+        """
+        self.state.delete_scale_set(scale_set_id)
+
     def expire_admin_tokens(self) -> int:
         """Revoke every admin token issued so far (next Actions call: 401)."""
         return self.github.expire_admin_tokens()

@@ -170,8 +170,9 @@ def _admin(request: web.Request) -> FakeContext:
 
 
 def _queue_session(request: web.Request) -> tuple[FakeContext, FakeSession]:
-    """Require the scale set's live message-queue token; 401 otherwise."""
+    """Require the scale set's live message-queue token; 401 otherwise (404 when the scale set is gone)."""
     ctx = _ctx(request)
+    ctx.state.scale_set(_int(request, "scale_set_id"))
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     session = ctx.state.session_by_token(_int(request, "scale_set_id"), token if scheme == "Bearer" else "")
     if session is None:

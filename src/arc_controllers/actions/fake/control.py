@@ -168,7 +168,8 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
     ``POST /_fake/jobs/{id}/complete`` ``{"result"}``, ``POST /_fake/runners/register``
     ``{"encodedJITConfig"}``, ``POST /_fake/runners/{id}/take``, ``POST /_fake/runner-groups``
     ``{"name"}``, ``GET|POST|DELETE /_fake/faults``, ``POST /_fake/tokens/expire``
-    ``{"kind": "queue"|"admin"}``, ``DELETE /_fake/sessions/{scale_set_id}``.
+    ``{"kind": "queue"|"admin"}``, ``DELETE /_fake/sessions/{scale_set_id}``,
+    ``DELETE /_fake/scale-sets/{scale_set_id}`` (as an admin removes a scale set on GitHub).
     """
     state, github, faults = ctx.state, ctx.github, ctx.faults
 
@@ -257,6 +258,10 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
         dropped = state.expire_session(int(request.match_info["scale_set_id"]))
         return web.Response(status=204 if dropped else 404)
 
+    async def delete_scale_set(request: web.Request) -> web.StreamResponse:
+        state.delete_scale_set(int(request.match_info["scale_set_id"]))
+        return web.Response(status=204)
+
     router = app.router
     router.add_get("/_fake/credentials", credentials, name="control_credentials")
     router.add_get("/_fake/state", show_state, name="control_state")
@@ -271,3 +276,4 @@ def add_control_routes(app: web.Application, ctx: FakeContext) -> None:
     router.add_delete("/_fake/faults", clear_faults, name="control_clear_faults")
     router.add_post("/_fake/tokens/expire", expire_tokens, name="control_expire_tokens")
     router.add_delete("/_fake/sessions/{scale_set_id:\\d+}", expire_session, name="control_expire_session")
+    router.add_delete("/_fake/scale-sets/{scale_set_id:\\d+}", delete_scale_set, name="control_delete_scale_set")

@@ -351,6 +351,7 @@ class FakeState:
         session.token_expires_at = self.clock() + self.queue_token_ttl
 
     def session(self, scale_set_id: int, session_id: str) -> FakeSession:
+        self.scale_set(scale_set_id)  # a deleted scale set answers for its sessions first
         found = self.sessions.get(scale_set_id)
         if found is None or found.session_id != session_id:
             raise FakeError(404, "RunnerScaleSetSessionNotFoundException", f"session {session_id} not found")

@@ -2,7 +2,9 @@
 
 The listener-up gauge is published once the ``listener`` container runs; listener-down
 whenever the pod goes. The only status written is the crash count (our addition, ARC #4656):
-a dead pod is kept for the crash backoff before it is replaced.
+a dead pod is kept for the crash backoff before it is replaced. Each dead pod first has its
+scale set looked up once (`registration`, ARC #4370): a scale set gone from the service hands
+the listener back for a new registration.
 
 Ports: AutoscalingListenerReconciler.Reconcile (the pod block), createListenerPod,
 deleteListenerPod and listenerPodIsDead
@@ -10,6 +12,7 @@ deleteListenerPod and listenerPodIsDead
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -19,6 +22,8 @@ import structlog
 
 from arc_controllers.api.v1alpha1 import POD, objects
 from arc_controllers.api.v1alpha1.objects import mutable_status
+from arc_controllers.controllers.actions_seam import ScaleSetLookupFactory
+from arc_controllers.controllers.autoscalinglistener.registration import RegistrationCheck
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
 from arc_controllers.controllers.helpers import listener_pod_spec_requires_recreation
 from arc_controllers.controllers.metrics import publish_listener_down, publish_listener_up
@@ -110,6 +115,13 @@ class ListenerPod:
     """Reads and patches the pod; its client creates and deletes it."""
     clock: Callable[[], datetime] = field(default=_utcnow)
     """Python only: now, aware UTC (the crash backoff)."""
+    actions: ScaleSetLookupFactory | None = None
+    """Returns a listener's Actions client, to look its scale set up once per death; None: no lookup."""
+
+    @functools.cached_property
+    def registration(self) -> RegistrationCheck:
+        """Python only: the one-lookup-per-death check (ARC #4370), built once."""
+        return RegistrationCheck(client=self.resources.client, actions=self.actions)
 
     async def reconcile_pod(
         self,
@@ -132,6 +144,8 @@ class ListenerPod:
             log.info("listener pod spec or config changed; recreating it", pod=objects.name(live))
             return await self.delete_listener_pod(live, listener)
         if listener_pod_is_dead(live):
+            if await self.registration.runner_scale_set_gone(listener, live):  # Beyond: ARC #4370
+                return await self.registration.hand_back(listener)
             if (wait := await self._crash_backoff_remaining(listener, live)) > 0:
                 return Result(requeue_after=wait)
             log.info("listener pod is dead; recreating it", pod=objects.name(live))

@@ -21,6 +21,7 @@ from arc_controllers.api.v1alpha1 import (
     AutoscalingListenerPhase,
     objects,
 )
+from arc_controllers.controllers.actions_seam import ScaleSetLookupFactory
 from arc_controllers.controllers.autoscalinglistener.cleanup import ListenerCleanup
 from arc_controllers.controllers.autoscalinglistener.pod import ListenerPod
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
@@ -71,6 +72,10 @@ class AutoscalingListenerReconciler:
     app_config: AppConfigResolver
     """Reads a scale set's GitHub credentials for the listener's config."""
 
+    actions: ScaleSetLookupFactory | None = None
+    """Returns a listener's Actions client, to look its scale set up once per listener death; None: no
+    lookup. Beyond: ARC #4370"""
+
     listener_metrics_addr: str = "0"
     """``host:port`` the listener serves metrics on; ``"0"`` turns them off. Ports: ListenerMetricsAddr"""
 
@@ -90,7 +95,7 @@ class AutoscalingListenerReconciler:
         self.resources = ListenerResources(client=self.client, options=self.listener_options)
         self.cleanup = ListenerCleanup(resources=self.resources)
         self.secrets = ListenerSecrets(resources=self.resources, app_config=self.app_config)
-        self.pod = ListenerPod(resources=self.resources)
+        self.pod = ListenerPod(resources=self.resources, actions=self.actions)
 
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: AutoscalingListenerReconciler.Reconcile
@@ -191,6 +196,7 @@ class AutoscalingListenerReconciler:
         except NotFoundError:
             pass
         log.info("removed finalizer", autoscalinglistener=objects.name(listener))
+        self.pod.registration.forget(listener)
         return Result()
 
     async def _delete_orphan(self, listener: Object) -> Result:
