@@ -13,13 +13,18 @@ Patch shapes (merge patches, ``application/merge-patch+json``)::
     EphemeralRunner /status             {"metadata": {"resourceVersion": RV},         only when promoting
                                          "status": {<job fields>, "phase": "Running"}}
 
+A decision that changes nothing (no job started or completed since the last one, the
+same target) and follows another such decision is not sent again until
+`DEFAULT_REPUBLISH_INTERVAL` has passed since the last patch: see `Scaler`.
+
 Ports: cmd/ghalistener/scaler/scaler.go at actions-runner-controller@0ba3cc92
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -34,6 +39,7 @@ from reconcilekit.retry import Backoff, retry_on_conflict
 
 __all__ = [
     "DEFAULT_CONFLICT_BACKOFF",
+    "DEFAULT_REPUBLISH_INTERVAL",
     "EPHEMERAL_RUNNER_GVK",
     "EPHEMERAL_RUNNER_SET_GVK",
     "MAX_PATCH_SEQ",
@@ -61,6 +67,14 @@ MAX_PATCH_SEQ = 2**31 - 1
 
 DEFAULT_CONFLICT_BACKOFF = Backoff(duration=0.01, factor=1.0, jitter=0.1, steps=5)
 """client-go's retry.DefaultRetry: 5 attempts, 10 ms apart plus up to 10 % jitter."""
+
+DEFAULT_REPUBLISH_INTERVAL = 50.0
+"""Seconds between patches that repeat an unchanged decision: one long poll of the Actions service.
+
+Go patches on every empty poll; the service holds a poll about 50 s when nothing happens, so
+against GitHub an idle Go listener republishes about once per 50 s. This keeps that period
+however fast empty polls come back (the fake service holds them 3 s).
+"""
 
 _TERMINAL_PHASES = frozenset(
     {EphemeralRunnerPhase.FAILED, EphemeralRunnerPhase.SUCCEEDED, EphemeralRunnerPhase.OUTDATED}
@@ -111,6 +125,16 @@ class DesiredState:
         """The last used sequence number; −1 before the first decision."""
         self.dirty = False
         """A job started or completed since the last decision."""
+        self.repeated = False
+        """The last decision was a repeat (`is_repeat`): nothing had changed since the one before."""
+
+    def is_repeat(self, assigned_jobs: int) -> bool:
+        """Whether deciding for ``assigned_jobs`` now would change nothing: not dirty, the same target.
+
+        Python only: Go does not ask; it decides and patches on every call.
+        """
+        target = min(self.min_runners + assigned_jobs, self.max_runners)
+        return not self.dirty and self.target_runners == target
 
     def mark_dirty(self) -> None:
         """Record that a job started or completed. Ports: the ``w.dirty = true`` of HandleJobStarted/HandleJobCompleted"""  # noqa: E501
@@ -129,6 +153,7 @@ class DesiredState:
         Ports: Scaler.setDesiredWorkerState
         """
         was_dirty = self.dirty
+        self.repeated = self.is_repeat(assigned_jobs)
         self.dirty = False
         if self.patch_seq == MAX_PATCH_SEQ:
             self.patch_seq = 0
@@ -293,6 +318,8 @@ class Scaler:
         min_runners: int,
         max_runners: int,
         conflict_backoff: Backoff = DEFAULT_CONFLICT_BACKOFF,
+        republish_interval: float = DEFAULT_REPUBLISH_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Args:
         client: Kubernetes access (see `ScalerClient` for the RBAC).
@@ -301,26 +328,67 @@ class Scaler:
         min_runners, max_runners: Bounds of the desired count.
         conflict_backoff: Attempts of the job-started GET and PATCH, and the
             sleeps between them, before a conflict is given up on.
+        republish_interval: Seconds, at least, between two patches of the same unchanged
+            decision (see `handle_desired_runner_count`); 0 patches every time, as Go does.
+        clock: Monotonic seconds (tests move it).
+
+        Raises:
+            ValueError: ``republish_interval`` is negative or not finite.
 
         Ports: scaler.New (without building the clientset: the client is given)
         """
+        if not 0 <= republish_interval < float("inf"):
+            raise ValueError(f"republish_interval must be a number of seconds >= 0, got {republish_interval!r}")
         self._client = client
         self._namespace = namespace
         self._runner_set_name = runner_set_name
         self._conflict_backoff = conflict_backoff
+        self._republish_interval = republish_interval
+        self._clock = clock
+        self._published_at: float | None = None
         self.state = DesiredState(min_runners=min_runners, max_runners=max_runners)
+        self.skipped = 0
+        """Patches not sent because they would have repeated a repeat (see `handle_desired_runner_count`)."""
 
     async def handle_desired_runner_count(self, count: int) -> int:
-        """Decide for ``count`` assigned jobs and patch the EphemeralRunnerSet. Always patches.
+        """Decide for ``count`` assigned jobs and patch the EphemeralRunnerSet.
+
+        Every decision after a change is sent, and so is the first repeat of it (nothing
+        started or completed, the same target; the next empty poll, usually), with a new
+        patch ID as Go sends it: the set may have deferred a scale-up under the previous
+        ID (the finished-runner cleanup marker lifts only at a new patch ID). A further
+        repeat is not sent, and the patch sequence does not advance, until
+        ``republish_interval`` has passed since the last patch; then it is sent again,
+        which re-converges a set someone edited.
+
+        Beyond: issue 20: Go patches on every message and empty poll, each write waking
+        the set (an uncached GET of the set, often a status patch); against a service that
+        answers empty polls quickly that is 0.5 of the listener's 3.5 requests per runner.
+        It costs: a set edited by hand, or a scale-up the set deferred twice in a row, is
+        re-converged up to ``republish_interval`` later than the next empty poll (against
+        GitHub, whose empty polls take about that long, about as late as Go).
 
         Returns:
-            The replica count sent (recorded as ``gha_desired_runners``).
+            The replica count decided (recorded as ``gha_desired_runners``), sent or not.
 
         Raises:
             ScalerError: the patch failed (the API error is its ``__cause__``).
 
         Ports: Scaler.HandleDesiredRunnerCount
         """
+        now = self._clock()
+        if (
+            self.state.repeated
+            and self.state.is_repeat(count)
+            and self._published_at is not None
+            and now - self._published_at < self._republish_interval
+        ):
+            self.skipped += 1
+            log.debug(
+                "desired runner count unchanged and already republished; not patching",
+                replicas=self.state.target_runners,
+            )
+            return self.state.target_runners
         decision = self.state.decide(count)
         body = desired_count_patch(decision)
         base = {**self._runner_set_object(), "spec": {"patchID": -1, "replicas": -1}}
@@ -332,6 +400,7 @@ class Scaler:
                 f"could not patch ephemeral runner set {self._namespace}/{self._runner_set_name}, "
                 f"patch JSON: {_dumps(body)}: {err}"
             ) from err
+        self._published_at = now
         log.info(
             "ephemeral runner set scaled",
             namespace=self._namespace,
