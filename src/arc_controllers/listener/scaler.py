@@ -13,9 +13,9 @@ Patch shapes (merge patches, ``application/merge-patch+json``)::
     EphemeralRunner /status             {"metadata": {"resourceVersion": RV},         only when promoting
                                          "status": {<job fields>, "phase": "Running"}}
 
-A decision that changes nothing (no job started or completed since the last one, the
-same target) and follows another such decision is not sent again until
-`DEFAULT_REPUBLISH_INTERVAL` has passed since the last patch: see `Scaler`.
+A decision that repeats a repeat (the same target, no job completed since) is not
+sent again until `DEFAULT_REPUBLISH_INTERVAL` has passed since the last patch: see
+`Scaler.handle_desired_runner_count`.
 
 Ports: cmd/ghalistener/scaler/scaler.go at actions-runner-controller@0ba3cc92
 """
@@ -125,20 +125,38 @@ class DesiredState:
         """The last used sequence number; −1 before the first decision."""
         self.dirty = False
         """A job started or completed since the last decision."""
+        self.completed = False
+        """A job completed since the last decision (Python only: `is_repeat` reads it)."""
         self.repeated = False
-        """The last decision was a repeat (`is_repeat`): nothing had changed since the one before."""
+        """The last decision was a repeat (`is_repeat`)."""
 
     def is_repeat(self, assigned_jobs: int) -> bool:
-        """Whether deciding for ``assigned_jobs`` now would change nothing: not dirty, the same target.
+        """Whether deciding for ``assigned_jobs`` now would repeat the last decision to the set:
+        the same target and no job completed since.
+
+        A job start alone does not count: it changes nothing the EphemeralRunnerSet acts on
+        (the listener itself promotes the runner to Running), and the dirty flag it sets
+        stays until the next decision, so that one never forces convergence (ID 0).
 
         Python only: Go does not ask; it decides and patches on every call.
         """
         target = min(self.min_runners + assigned_jobs, self.max_runners)
-        return not self.dirty and self.target_runners == target
+        return not self.completed and self.target_runners == target
 
-    def mark_dirty(self) -> None:
-        """Record that a job started or completed. Ports: the ``w.dirty = true`` of HandleJobStarted/HandleJobCompleted"""  # noqa: E501
+    def peek(self, assigned_jobs: int) -> Decision:
+        """What `decide` would return now, without deciding. Python only."""
+        target = min(self.min_runners + assigned_jobs, self.max_runners)
+        if not self.dirty and target == self.target_runners and target == self.min_runners:
+            return Decision(replicas=target, patch_id=0)
+        return Decision(replicas=target, patch_id=1 if self.patch_seq == MAX_PATCH_SEQ else self.patch_seq + 1)
+
+    def mark_dirty(self, *, completed: bool = False) -> None:
+        """Record that a job started (or, with ``completed``, completed).
+
+        Ports: the ``w.dirty = true`` of HandleJobStarted/HandleJobCompleted
+        """
         self.dirty = True
+        self.completed = self.completed or completed
 
     def decide(self, assigned_jobs: int) -> Decision:
         """Decide the replica count and patch ID for ``assigned_jobs`` assigned jobs.
@@ -154,7 +172,7 @@ class DesiredState:
         """
         was_dirty = self.dirty
         self.repeated = self.is_repeat(assigned_jobs)
-        self.dirty = False
+        self.dirty = self.completed = False
         if self.patch_seq == MAX_PATCH_SEQ:
             self.patch_seq = 0
         self.patch_seq += 1
@@ -346,27 +364,30 @@ class Scaler:
         self._republish_interval = republish_interval
         self._clock = clock
         self._published_at: float | None = None
+        self._last_sent: Decision | None = None
         self.state = DesiredState(min_runners=min_runners, max_runners=max_runners)
         self.skipped = 0
         """Patches not sent because they would have repeated a repeat (see `handle_desired_runner_count`)."""
 
     async def handle_desired_runner_count(self, count: int) -> int:
-        """Decide for ``count`` assigned jobs and patch the EphemeralRunnerSet.
+        """Decide for ``count`` assigned jobs and patch the EphemeralRunnerSet, unless that repeats itself.
 
-        Every decision after a change is sent, and so is the first repeat of it (nothing
-        started or completed, the same target; the next empty poll, usually), with a new
-        patch ID as Go sends it: the set may have deferred a scale-up under the previous
-        ID (the finished-runner cleanup marker lifts only at a new patch ID). A further
-        repeat is not sent, and the patch sequence does not advance, until
-        ``republish_interval`` has passed since the last patch; then it is sent again,
+        Sent: every decision with a new target or after a job completed (a new patch ID,
+        the seed's), and the first repeat after it (the next message or empty poll), with
+        a new patch ID as Go sends it: the set may have deferred a scale-up under the
+        previous ID (the finished-runner cleanup marker lifts only at a new ID). Not sent,
+        until ``republish_interval`` has passed since the last patch: a repeat of a repeat
+        (job starts alone included: they change nothing the set acts on), and a patch
+        identical to the last one (ID 0 again: a no-op write). Nothing skipped advances the
+        sequence or clears the dirty flag. After the interval the decision is sent again,
         which re-converges a set someone edited.
 
-        Beyond: issue 20: Go patches on every message and empty poll, each write waking
-        the set (an uncached GET of the set, often a status patch); against a service that
-        answers empty polls quickly that is 0.5 of the listener's 3.5 requests per runner.
-        It costs: a set edited by hand, or a scale-up the set deferred twice in a row, is
-        re-converged up to ``republish_interval`` later than the next empty poll (against
-        GitHub, whose empty polls take about that long, about as late as Go).
+        Beyond: issue 20: Go patches on every message and empty poll, each a write that wakes
+        the set (an uncached GET of it, often a status patch): 1.9 of the listener's 3.9
+        requests per runner in a 50-job burst, most of them for job starts. What it costs:
+        a hand-edited set, or a scale-up the set deferred under the first repeat too, is
+        re-converged up to ``republish_interval`` later than Go's next message or empty
+        poll (against GitHub, whose empty polls take about that long, about as late).
 
         Returns:
             The replica count decided (recorded as ``gha_desired_runners``), sent or not.
@@ -377,12 +398,7 @@ class Scaler:
         Ports: Scaler.HandleDesiredRunnerCount
         """
         now = self._clock()
-        if (
-            self.state.repeated
-            and self.state.is_repeat(count)
-            and self._published_at is not None
-            and now - self._published_at < self._republish_interval
-        ):
+        if self._repeats_itself(count, now):
             self.skipped += 1
             log.debug(
                 "desired runner count unchanged and already republished; not patching",
@@ -400,7 +416,7 @@ class Scaler:
                 f"could not patch ephemeral runner set {self._namespace}/{self._runner_set_name}, "
                 f"patch JSON: {_dumps(body)}: {err}"
             ) from err
-        self._published_at = now
+        self._published_at, self._last_sent = now, decision
         log.info(
             "ephemeral runner set scaled",
             namespace=self._namespace,
@@ -410,9 +426,20 @@ class Scaler:
         )
         return decision.replicas
 
+    def _repeats_itself(self, count: int, now: float) -> bool:
+        """Whether the decision for ``count`` need not be sent now (see `handle_desired_runner_count`).
+
+        Python only.
+        """
+        if self._published_at is None or now - self._published_at >= self._republish_interval:
+            return False
+        if self.state.peek(count) == self._last_sent:
+            return True
+        return self.state.repeated and self.state.is_repeat(count)
+
     async def handle_job_completed(self, job: object) -> None:
         """Mark the state dirty; no API call, never fails. Ports: Scaler.HandleJobCompleted"""
-        self.state.mark_dirty()
+        self.state.mark_dirty(completed=True)
 
     async def handle_job_started(self, job: JobStartedInfo) -> None:
         """Record ``job`` on its EphemeralRunner; promote the runner to Running when allowed.

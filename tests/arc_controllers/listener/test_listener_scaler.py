@@ -394,12 +394,13 @@ async def test_a_repeat_of_a_repeat_waits_for_the_republish_interval() -> None:
     assert [r.verb for r in kube.requests] == ["PATCH"] * 3
 
 
-async def test_a_change_or_a_job_event_is_always_sent_with_a_new_patch_id() -> None:
-    """After skipped repeats, a JobCompleted (the seed's new patch ID after a completion), a JobStarted
-    or a new target is patched at once, and so is the first repeat after it."""
+async def test_a_new_target_or_a_job_completed_is_always_sent_a_job_start_alone_is_not() -> None:
+    """After skipped repeats, a JobCompleted (the seed's new patch ID after a completion) or a new
+    target is patched at once, and so is the first repeat after it; job starts alone are repeats."""
     kube = FakeKube()
     kube.add(runner_set())
-    kube.add(runner("runner-1"))
+    for name in ("runner-1", "runner-2"):
+        kube.add(runner(name))
     clock = _Clock()
     scaler = new_scaler(kube, republish_interval=50.0, clock=clock)
     await scaler.handle_desired_runner_count(2)
@@ -410,16 +411,40 @@ async def test_a_change_or_a_job_event_is_always_sent_with_a_new_patch_id() -> N
     await scaler.handle_desired_runner_count(2)  # the first repeat after it: sent
     await scaler.handle_desired_runner_count(2)  # skipped
     await scaler.handle_desired_runner_count(3)  # a new target
-    await scaler.handle_job_started(JobStarted())
-    await scaler.handle_desired_runner_count(3)
-    await scaler.handle_desired_runner_count(3)  # first repeat: sent
-    await scaler.handle_desired_runner_count(3)  # skipped
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
+    await scaler.handle_desired_runner_count(3)  # a job start: the first repeat, sent
+    await scaler.handle_job_started(JobStarted(runner_name="runner-2"))
+    await scaler.handle_desired_runner_count(3)  # another job start alone: skipped
+    await scaler.handle_job_completed(JobCompleted())
+    await scaler.handle_desired_runner_count(3)  # a completion: sent
     assert _sent(kube) == [(2, 0), (2, 1), (2, 2), (2, 3), (3, 4), (3, 5), (3, 6)]
     assert scaler.skipped == 3
+    assert [p["status"]["phase"] for p in kube.patches() if "status" in p] == ["Running", "Running"]
 
 
-async def test_idle_at_min_sends_patch_id_zero_twice_then_only_every_interval() -> None:
-    """Idle at minRunners the decision is patch ID 0 (converge now); it is republished every interval."""
+async def test_a_skipped_job_start_keeps_the_next_patch_off_id_zero() -> None:
+    """The dirty flag of a job start whose decision was not sent holds until a decision is: the
+    republish at minRunners then carries a sequence ID, never 0 (no forced scale-down after a start)."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    kube.add(runner("runner-1"))
+    clock = _Clock()
+    scaler = new_scaler(kube, min_runners=1, max_runners=4, republish_interval=50.0, clock=clock)
+    await scaler.handle_desired_runner_count(0)
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
+    await scaler.handle_desired_runner_count(0)  # first repeat: sent, ID 1
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
+    await scaler.handle_desired_runner_count(0)  # skipped, still dirty
+    clock.now += 50.0
+    await scaler.handle_desired_runner_count(0)
+    clock.now += 50.0
+    await scaler.handle_desired_runner_count(0)
+    assert _sent(kube) == [(1, 0), (1, 1), (1, 2), (1, 0)]
+
+
+async def test_idle_at_min_patch_id_zero_is_sent_once_per_interval() -> None:
+    """Idle at minRunners the decision is patch ID 0 (converge now); sending it again is a no-op write,
+    so it is sent only when the republish interval has passed."""
     kube = FakeKube()
     kube.add(runner_set())
     clock = _Clock()
@@ -427,7 +452,7 @@ async def test_idle_at_min_sends_patch_id_zero_twice_then_only_every_interval() 
     for _ in range(10):
         await scaler.handle_desired_runner_count(0)
         clock.now += 10.0
-    assert _sent(kube) == [(None, 0), (None, 0), (None, 0)]  # at 0 s, 10 s and 60 s
+    assert _sent(kube) == [(None, 0), (None, 0)]  # at 0 s and 50 s
 
 
 async def test_republish_interval_zero_patches_every_poll_as_go() -> None:
