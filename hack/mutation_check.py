@@ -19,6 +19,8 @@ T_ER = "tests/arc_controllers/controllers/test_ephemeralrunner.py"
 T_CRASH = "tests/arc_controllers/controllers/test_runner_crash.py"
 LEGACY = "src/arc_controllers/controllers/legacy.py"
 T_LEGACY = "tests/arc_controllers/controllers/test_legacy.py"
+SCALER = "src/arc_controllers/listener/scaler.py"
+T_SCALER = "tests/arc_controllers/listener/test_listener_scaler.py"
 
 MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
     ("1", ERS,
@@ -104,6 +106,12 @@ MUTATIONS: list[tuple[str, str, str, str, str, str]] = [
      "    return False", T_LEGACY, "settled"),
     ("legacy-busy", LEGACY, "        elif any(runner is b for b in busy):\n            out.finishing.append(runner)\n", "",
      T_LEGACY, "busy_one_finish"),
+    # Issue 20: the listener skips repeated set patches, but never the new patch ID after a JobCompleted
+    # (the finished-runner marker lifts only at a new ID) nor the first repeat after a change.
+    ("listener-completed", SCALER, "        self.state.mark_dirty(completed=True)\n", "        self.state.mark_dirty()\n",
+     T_SCALER, "job_completed_is_always_sent"),
+    ("listener-first-repeat", SCALER, "        return self.state.repeated and self.state.is_repeat(count)\n",
+     "        return self.state.is_repeat(count)\n", T_SCALER, "repeat_of_a_repeat"),
 ]
 
 

@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import structlog
-from cryptography import x509
 from pydantic import BaseModel, ValidationError
 
 from arc_controllers.actions._aiohttp import AiohttpTransport
@@ -489,6 +488,8 @@ def new_client(
     """
     config = parse_github_config_url(config_url)
     if root_ca:
+        from cryptography import x509  # only here: a process without a root CA never loads it (issue 20)
+
         try:
             x509.load_pem_x509_certificates(root_ca.encode())
         except ValueError:

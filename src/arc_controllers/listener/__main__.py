@@ -19,7 +19,6 @@ import sys
 from collections.abc import Mapping
 
 import structlog
-from prometheus_client import disable_created_metrics
 
 from arc_controllers.actions import (
     ActionsClient,
@@ -33,6 +32,7 @@ from arc_controllers.actions.auth import Credentials
 from arc_controllers.listener._logging import configure_logging
 from arc_controllers.listener.app import ListenerApp, SessionClient, SessionOpener
 from arc_controllers.listener.config import ConfigError, ListenerConfig, read_config
+from arc_controllers.listener.scaler import DEFAULT_REPUBLISH_INTERVAL
 from reconcilekit.client import new_client as new_kube_client
 from reconcilekit.config import load_rest_config
 
@@ -40,9 +40,11 @@ __all__ = [
     "CONFLICT_INTERVAL_ENV",
     "DEFAULT_BURST",
     "DEFAULT_QPS",
+    "REPUBLISH_INTERVAL_ENV",
     "SESSION_RECOVERY",
     "main",
     "rate_limits",
+    "republish_interval",
     "session_opener",
     "session_recovery",
 ]
@@ -64,6 +66,13 @@ CONFLICT_INTERVAL_ENV = "LISTENER_SESSION_CONFLICT_RETRY_INTERVAL"
 """Seconds between session creates answered 409, replacing `SESSION_RECOVERY`'s 30 (arc-sim, tests).
 
 Beyond: ARC #3209: the retry is ours, so is its knob.
+"""
+
+REPUBLISH_INTERVAL_ENV = "LISTENER_REPUBLISH_INTERVAL"
+"""Seconds between patches that repeat an unchanged decision, replacing the scaler's 50; 0 patches
+on every empty poll, as Go does (arc-sim, comparisons).
+
+Beyond: issue 20: the interval is ours, so is its knob.
 """
 
 BUILD_VERSION = "dev"
@@ -88,6 +97,7 @@ def main() -> int:
         return 1
     try:
         recovery = session_recovery(os.environ)
+        republish = republish_interval(os.environ)
     except ValueError as err:
         print(f"Failed to read config: {err}", file=sys.stderr)
         return 1
@@ -96,10 +106,14 @@ def main() -> int:
     except ValueError as err:
         print(f"Application returned an error: failed to create logger: {err}", file=sys.stderr)
         return 1
-    # Go's client exposes no *_created series; prometheus_client's switch is process-wide,
-    # so only the entry point turns it off.
-    disable_created_metrics()  # type: ignore[no-untyped-call]
-    return asyncio.run(_run(config, recovery))
+    if config.metrics_addr:
+        # Go's client exposes no *_created series; prometheus_client's switch is process-wide,
+        # so only the entry point turns it off, and only when metrics are served: without them
+        # the process never imports prometheus_client (issue 20).
+        from prometheus_client import disable_created_metrics
+
+        disable_created_metrics()  # type: ignore[no-untyped-call]
+    return asyncio.run(_run(config, recovery, republish_interval=republish))
 
 
 def session_recovery(environ: Mapping[str, str]) -> SessionRecovery:
@@ -110,19 +124,44 @@ def session_recovery(environ: Mapping[str, str]) -> SessionRecovery:
 
     Python only: see `CONFLICT_INTERVAL_ENV`.
     """
-    raw = environ.get(CONFLICT_INTERVAL_ENV)
-    if raw is None:
+    seconds = _seconds(environ, CONFLICT_INTERVAL_ENV)
+    if seconds is None:
         return SESSION_RECOVERY
+    return dataclasses.replace(SESSION_RECOVERY, conflict_interval=seconds)
+
+
+def republish_interval(environ: Mapping[str, str]) -> float:
+    """`REPUBLISH_INTERVAL_ENV` in seconds, else the scaler's `DEFAULT_REPUBLISH_INTERVAL`.
+
+    Raises:
+        ValueError: the value is not a finite number of seconds ≥ 0 (the message names the variable).
+
+    Python only: see `REPUBLISH_INTERVAL_ENV`.
+    """
+    seconds = _seconds(environ, REPUBLISH_INTERVAL_ENV)
+    return DEFAULT_REPUBLISH_INTERVAL if seconds is None else seconds
+
+
+def _seconds(environ: Mapping[str, str], name: str) -> float | None:
+    """Python only: the variable ``name`` as a finite number of seconds ≥ 0, None when unset."""
+    raw = environ.get(name)
+    if raw is None:
+        return None
     try:
         seconds = float(raw)
     except ValueError:
         seconds = -1.0
     if not 0 <= seconds < float("inf"):
-        raise ValueError(f"{CONFLICT_INTERVAL_ENV} must be a number of seconds >= 0, got {raw!r}")
-    return dataclasses.replace(SESSION_RECOVERY, conflict_interval=seconds)
+        raise ValueError(f"{name} must be a number of seconds >= 0, got {raw!r}")
+    return seconds
 
 
-async def _run(config: ListenerConfig, recovery: SessionRecovery = SESSION_RECOVERY) -> int:
+async def _run(
+    config: ListenerConfig,
+    recovery: SessionRecovery = SESSION_RECOVERY,
+    *,
+    republish_interval: float = DEFAULT_REPUBLISH_INTERVAL,
+) -> int:
     """Install the signal handlers, run the app, turn its end into an exit status.
 
     Ports: the signal.NotifyContext and error handling of main
@@ -133,7 +172,7 @@ async def _run(config: ListenerConfig, recovery: SessionRecovery = SESSION_RECOV
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, task.cancel)
     try:
-        await _run_app(config, recovery)
+        await _run_app(config, recovery, republish_interval=republish_interval)
     except asyncio.CancelledError:
         print("Application returned an error: context canceled", file=sys.stderr)
         return 1
@@ -184,7 +223,7 @@ def rate_limits(config: ListenerConfig) -> tuple[float, int]:
     return qps, burst
 
 
-async def _run_app(config: ListenerConfig, recovery: SessionRecovery) -> None:
+async def _run_app(config: ListenerConfig, recovery: SessionRecovery, *, republish_interval: float) -> None:
     """Build the Actions and Kubernetes clients and run the app. Ports: run"""
     try:
         actions = new_client(
@@ -206,7 +245,12 @@ async def _run_app(config: ListenerConfig, recovery: SessionRecovery) -> None:
 
     async with actions:
         try:
-            await ListenerApp(config, open_session=session_opener(actions, recovery=recovery), kube=kube).run()
+            await ListenerApp(
+                config,
+                open_session=session_opener(actions, recovery=recovery),
+                kube=kube,
+                republish_interval=republish_interval,
+            ).run()
         finally:
             await kube.close()
 

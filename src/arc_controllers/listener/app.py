@@ -24,7 +24,7 @@ from arc_controllers.actions.config import parse_github_config_url
 from arc_controllers.listener.config import ListenerConfig
 from arc_controllers.listener.loop import Listener, MessageClient, run_to_completion
 from arc_controllers.listener.metrics import DISCARD, Exporter, MetricsServer
-from arc_controllers.listener.scaler import Scaler, ScalerClient
+from arc_controllers.listener.scaler import DEFAULT_REPUBLISH_INTERVAL, Scaler, ScalerClient
 
 __all__ = ["SESSION_CLOSE_TIMEOUT", "AppError", "ListenerApp", "SessionClient", "SessionOpener"]
 
@@ -67,6 +67,7 @@ class ListenerApp:
         kube: ScalerClient,
         hostname: str | None = None,
         session_close_timeout: float = SESSION_CLOSE_TIMEOUT,
+        republish_interval: float = DEFAULT_REPUBLISH_INTERVAL,
     ) -> None:
         """Args:
         config: A validated configuration.
@@ -76,6 +77,8 @@ class ListenerApp:
         session_close_timeout: Seconds allowed for the session delete at exit.
             Differs: scaleset v0.4.0 sets no overall limit (only the 5-minute
             per-attempt timeout); the legacy listener used 30 s, kept here.
+        republish_interval: Seconds between patches of an unchanged decision
+            (`arc_controllers.listener.scaler.Scaler`); 0 patches on every poll, as Go does.
 
         Python only: Go builds these values inside run.
         """
@@ -84,6 +87,7 @@ class ListenerApp:
         self._kube = kube
         self._hostname = hostname
         self._session_close_timeout = session_close_timeout
+        self._republish_interval = republish_interval
         self.metrics_server: MetricsServer | None = None
         """The metrics server once `run` built it; None when no metrics address is set."""
         self.session: SessionClient | None = None
@@ -145,6 +149,7 @@ class ListenerApp:
                 runner_set_name=config.ephemeral_runner_set_name,
                 min_runners=config.min_runners,
                 max_runners=config.max_runners,
+                republish_interval=self._republish_interval,
             )
             log.info("starting listener", scale_set_id=config.runner_scale_set_id, owner=owner)
             await _run_until_first_exit(

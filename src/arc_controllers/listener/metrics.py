@@ -24,12 +24,13 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
-from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+if TYPE_CHECKING:
+    from aiohttp import web
+    from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 __all__ = [
     "DEFAULT_RUNTIME_BUCKETS",
@@ -274,6 +275,9 @@ class Exporter:
 
         Ports: NewExporter and installMetrics
         """
+        # Imported here: a listener without metrics never loads prometheus_client (issue 20).
+        from prometheus_client import CollectorRegistry, Counter
+
         self.registry = CollectorRegistry(auto_describe=True)
         """The registry served on the metrics endpoint; nothing else is in it."""
         self._scale_set_labels = {
@@ -298,6 +302,8 @@ class Exporter:
 
     def _install(self, config: Mapping[str, Any]) -> None:
         """Ports: installMetrics"""
+        from prometheus_client import Counter, Gauge, Histogram
+
         for name, spec in sorted((config.get("gauges") or {}).items()):
             if name not in _GAUGE_HELP:
                 log.error("unknown metric name", name=name, kind="gauge")
@@ -438,6 +444,8 @@ class MetricsServer:
 
         Ports: exporter.ListenAndServe
         """
+        from aiohttp import web  # the server half of aiohttp, loaded only when metrics are served
+
         app = web.Application()
         app.router.add_get(self._endpoint, self._handle)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
@@ -459,5 +467,8 @@ class MetricsServer:
 
     async def _handle(self, request: web.Request) -> web.Response:
         """Python only: the exposition handler (promhttp.HandlerFor)."""
+        from aiohttp import web
+        from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
         body = generate_latest(self._registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

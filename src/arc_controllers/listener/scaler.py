@@ -13,13 +13,18 @@ Patch shapes (merge patches, ``application/merge-patch+json``)::
     EphemeralRunner /status             {"metadata": {"resourceVersion": RV},         only when promoting
                                          "status": {<job fields>, "phase": "Running"}}
 
+A decision that repeats a repeat (the same target, no job completed since) is not
+sent again until `DEFAULT_REPUBLISH_INTERVAL` has passed since the last patch: see
+`Scaler.handle_desired_runner_count`.
+
 Ports: cmd/ghalistener/scaler/scaler.go at actions-runner-controller@0ba3cc92
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -34,6 +39,7 @@ from reconcilekit.retry import Backoff, retry_on_conflict
 
 __all__ = [
     "DEFAULT_CONFLICT_BACKOFF",
+    "DEFAULT_REPUBLISH_INTERVAL",
     "EPHEMERAL_RUNNER_GVK",
     "EPHEMERAL_RUNNER_SET_GVK",
     "MAX_PATCH_SEQ",
@@ -61,6 +67,14 @@ MAX_PATCH_SEQ = 2**31 - 1
 
 DEFAULT_CONFLICT_BACKOFF = Backoff(duration=0.01, factor=1.0, jitter=0.1, steps=5)
 """client-go's retry.DefaultRetry: 5 attempts, 10 ms apart plus up to 10 % jitter."""
+
+DEFAULT_REPUBLISH_INTERVAL = 50.0
+"""Seconds between patches that repeat an unchanged decision: one long poll of the Actions service.
+
+Go patches on every empty poll; the service holds a poll about 50 s when nothing happens, so
+against GitHub an idle Go listener republishes about once per 50 s. This keeps that period
+however fast empty polls come back (the fake service holds them 3 s).
+"""
 
 _TERMINAL_PHASES = frozenset(
     {EphemeralRunnerPhase.FAILED, EphemeralRunnerPhase.SUCCEEDED, EphemeralRunnerPhase.OUTDATED}
@@ -111,10 +125,38 @@ class DesiredState:
         """The last used sequence number; −1 before the first decision."""
         self.dirty = False
         """A job started or completed since the last decision."""
+        self.completed = False
+        """A job completed since the last decision (Python only: `is_repeat` reads it)."""
+        self.repeated = False
+        """The last decision was a repeat (`is_repeat`)."""
 
-    def mark_dirty(self) -> None:
-        """Record that a job started or completed. Ports: the ``w.dirty = true`` of HandleJobStarted/HandleJobCompleted"""  # noqa: E501
+    def is_repeat(self, assigned_jobs: int) -> bool:
+        """Whether deciding for ``assigned_jobs`` now would repeat the last decision to the set:
+        the same target and no job completed since.
+
+        A job start alone does not count: it changes nothing the EphemeralRunnerSet acts on
+        (the listener itself promotes the runner to Running), and the dirty flag it sets
+        stays until the next decision, so that one never forces convergence (ID 0).
+
+        Python only: Go does not ask; it decides and patches on every call.
+        """
+        target = min(self.min_runners + assigned_jobs, self.max_runners)
+        return not self.completed and self.target_runners == target
+
+    def peek(self, assigned_jobs: int) -> Decision:
+        """What `decide` would return now, without deciding. Python only."""
+        target = min(self.min_runners + assigned_jobs, self.max_runners)
+        if not self.dirty and target == self.target_runners and target == self.min_runners:
+            return Decision(replicas=target, patch_id=0)
+        return Decision(replicas=target, patch_id=1 if self.patch_seq == MAX_PATCH_SEQ else self.patch_seq + 1)
+
+    def mark_dirty(self, *, completed: bool = False) -> None:
+        """Record that a job started (or, with ``completed``, completed).
+
+        Ports: the ``w.dirty = true`` of HandleJobStarted/HandleJobCompleted
+        """
         self.dirty = True
+        self.completed = self.completed or completed
 
     def decide(self, assigned_jobs: int) -> Decision:
         """Decide the replica count and patch ID for ``assigned_jobs`` assigned jobs.
@@ -129,7 +171,8 @@ class DesiredState:
         Ports: Scaler.setDesiredWorkerState
         """
         was_dirty = self.dirty
-        self.dirty = False
+        self.repeated = self.is_repeat(assigned_jobs)
+        self.dirty = self.completed = False
         if self.patch_seq == MAX_PATCH_SEQ:
             self.patch_seq = 0
         self.patch_seq += 1
@@ -293,6 +336,8 @@ class Scaler:
         min_runners: int,
         max_runners: int,
         conflict_backoff: Backoff = DEFAULT_CONFLICT_BACKOFF,
+        republish_interval: float = DEFAULT_REPUBLISH_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Args:
         client: Kubernetes access (see `ScalerClient` for the RBAC).
@@ -301,26 +346,65 @@ class Scaler:
         min_runners, max_runners: Bounds of the desired count.
         conflict_backoff: Attempts of the job-started GET and PATCH, and the
             sleeps between them, before a conflict is given up on.
+        republish_interval: Seconds, at least, between two patches of the same unchanged
+            decision (see `handle_desired_runner_count`); 0 patches every time, as Go does.
+        clock: Monotonic seconds (tests move it).
+
+        Raises:
+            ValueError: ``republish_interval`` is negative or not finite.
 
         Ports: scaler.New (without building the clientset: the client is given)
         """
+        if not 0 <= republish_interval < float("inf"):
+            raise ValueError(f"republish_interval must be a number of seconds >= 0, got {republish_interval!r}")
         self._client = client
         self._namespace = namespace
         self._runner_set_name = runner_set_name
         self._conflict_backoff = conflict_backoff
+        self._republish_interval = republish_interval
+        self._clock = clock
+        self._published_at: float | None = None
+        self._last_sent: Decision | None = None
         self.state = DesiredState(min_runners=min_runners, max_runners=max_runners)
+        self.skipped = 0
+        """Patches not sent because they would have repeated a repeat (see `handle_desired_runner_count`)."""
 
     async def handle_desired_runner_count(self, count: int) -> int:
-        """Decide for ``count`` assigned jobs and patch the EphemeralRunnerSet. Always patches.
+        """Decide for ``count`` assigned jobs and patch the EphemeralRunnerSet, unless that repeats itself.
+
+        Sent: every decision with a new target or after a job completed (a new patch ID,
+        the seed's), and the first repeat after it (the next message or empty poll), with
+        a new patch ID as Go sends it: the set may have deferred a scale-up under the
+        previous ID (the finished-runner cleanup marker lifts only at a new ID). Not sent,
+        until ``republish_interval`` has passed since the last patch: a repeat of a repeat
+        (job starts alone included: they change nothing the set acts on), and a patch
+        identical to the last one (ID 0 again: a no-op write). Nothing skipped advances the
+        sequence or clears the dirty flag. After the interval the decision is sent again,
+        which re-converges a set someone edited.
+
+        Beyond: issue 20: Go patches on every message and empty poll, each a write that wakes
+        the set (an uncached GET of it, often a status patch): 1.9 of the listener's 3.9
+        requests per runner in a 50-job burst, most of them for job starts. What it costs:
+        a hand-edited set, or a scale-up the set deferred under the first repeat too, is
+        re-converged up to ``republish_interval`` later than Go's next message or empty
+        poll (against GitHub, whose empty polls take about that long, about as late).
 
         Returns:
-            The replica count sent (recorded as ``gha_desired_runners``).
+            The replica count decided (recorded as ``gha_desired_runners``), sent or not.
 
         Raises:
             ScalerError: the patch failed (the API error is its ``__cause__``).
 
         Ports: Scaler.HandleDesiredRunnerCount
         """
+        now = self._clock()
+        if self._repeats_itself(count, now):
+            self.skipped += 1
+            log.debug(
+                "desired runner count unchanged and already republished; not patching",
+                replicas=self.state.target_runners,
+            )
+            return self.state.target_runners
         decision = self.state.decide(count)
         body = desired_count_patch(decision)
         base = {**self._runner_set_object(), "spec": {"patchID": -1, "replicas": -1}}
@@ -332,6 +416,7 @@ class Scaler:
                 f"could not patch ephemeral runner set {self._namespace}/{self._runner_set_name}, "
                 f"patch JSON: {_dumps(body)}: {err}"
             ) from err
+        self._published_at, self._last_sent = now, decision
         log.info(
             "ephemeral runner set scaled",
             namespace=self._namespace,
@@ -341,9 +426,20 @@ class Scaler:
         )
         return decision.replicas
 
+    def _repeats_itself(self, count: int, now: float) -> bool:
+        """Whether the decision for ``count`` need not be sent now (see `handle_desired_runner_count`).
+
+        Python only.
+        """
+        if self._published_at is None or now - self._published_at >= self._republish_interval:
+            return False
+        if self.state.peek(count) == self._last_sent:
+            return True
+        return self.state.repeated and self.state.is_repeat(count)
+
     async def handle_job_completed(self, job: object) -> None:
         """Mark the state dirty; no API call, never fails. Ports: Scaler.HandleJobCompleted"""
-        self.state.mark_dirty()
+        self.state.mark_dirty(completed=True)
 
     async def handle_job_started(self, job: JobStartedInfo) -> None:
         """Record ``job`` on its EphemeralRunner; promote the runner to Running when allowed.

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import structlog
 
-from reconcilekit.client.metrics import REQUESTS_TOTAL, RequestCounts
+from reconcilekit.client.metrics import RequestCounts, count_request
 from reconcilekit.config import RestConfig
 from reconcilekit.errors import APIStatusError, TransportError, from_status
 
@@ -172,7 +172,7 @@ class RestTransport:
 
     def _count(self, method: str, verb: str, resource: str, code: int | str) -> None:
         self.counts.add(verb, resource, code)
-        REQUESTS_TOTAL.labels(code=str(code), method=method, host=self._host).inc()
+        count_request(code, method, self._host)
 
     async def _headers(self, content_type: str | None) -> dict[str, str]:
         headers: dict[str, str] = {}

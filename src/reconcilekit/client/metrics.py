@@ -15,30 +15,79 @@ from __future__ import annotations
 
 from collections import Counter as _Tally
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry, Counter
 
-__all__ = ["REQUESTS_TOTAL", "RequestCounts", "RequestKey", "register_metrics"]
+    REQUESTS_TOTAL: Counter
+    """client-go's request counter; ``code`` is the HTTP status or ``<error>`` when no answer came.
 
-REQUESTS_TOTAL = Counter(
-    "rest_client_requests_total",
-    "Number of HTTP requests, partitioned by status code, method, and host.",
-    ["code", "method", "host"],
-    registry=None,
-)
-"""client-go's request counter; ``code`` is the HTTP status or ``<error>`` when no answer came."""
+    Created on first use (attribute access or `register_metrics`), with every request counted
+    before then: a process that exposes no metrics never imports prometheus_client.
+    """
+
+__all__ = ["REQUESTS_TOTAL", "RequestCounts", "RequestKey", "count_request", "register_metrics"]
+
+_counter: Counter | None = None
+_uncounted: _Tally[tuple[str, str, str]] = _Tally()
+"""Requests seen before the counter existed, by (code, method, host); moved into it when it is made."""
 
 _registered: set[int] = set()
 
 
-def register_metrics(registry: CollectorRegistry = REGISTRY) -> None:
-    """Expose `REQUESTS_TOTAL` through ``registry`` (once per registry; later calls do nothing).
+def _requests_total() -> Counter:
+    """`REQUESTS_TOTAL`, created (and given the requests counted so far) on first call.
+
+    Python only: prometheus_client costs a process about 1 MiB; a listener never serves it.
+    """
+    global _counter
+    if _counter is None:
+        from prometheus_client import Counter
+
+        _counter = Counter(
+            "rest_client_requests_total",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            ["code", "method", "host"],
+            registry=None,
+        )
+        for (code, method, host), n in _uncounted.items():
+            _counter.labels(code=code, method=method, host=host).inc(n)
+        _uncounted.clear()
+    return _counter
+
+
+def __getattr__(name: str) -> object:
+    """Python only: `REQUESTS_TOTAL` on first access (PEP 562)."""
+    if name == "REQUESTS_TOTAL":
+        return _requests_total()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def count_request(code: int | str, method: str, host: str) -> None:
+    """Add one request to `REQUESTS_TOTAL`, or to the tally it starts from when it does not exist yet.
+
+    Python only: client-go's RequestResult.Increment.
+    """
+    if _counter is None:
+        _uncounted[(str(code), method, host)] += 1
+    else:
+        _counter.labels(code=str(code), method=method, host=host).inc()
+
+
+def register_metrics(registry: CollectorRegistry | None = None) -> None:
+    """Expose `REQUESTS_TOTAL` through ``registry``, prometheus_client's default one when None.
+
+    Once per registry; later calls do nothing.
 
     Python only: the counter is shared, the registry is the process's choice.
     """
+    if registry is None:
+        from prometheus_client import REGISTRY
+
+        registry = REGISTRY
     if id(registry) not in _registered:
-        registry.register(REQUESTS_TOTAL)
+        registry.register(_requests_total())
         _registered.add(id(registry))
 
 

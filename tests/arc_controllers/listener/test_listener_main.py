@@ -14,13 +14,16 @@ from arc_controllers.listener.__main__ import (
     CONFLICT_INTERVAL_ENV,
     DEFAULT_BURST,
     DEFAULT_QPS,
+    REPUBLISH_INTERVAL_ENV,
     SESSION_RECOVERY,
     main,
     rate_limits,
+    republish_interval,
     session_opener,
     session_recovery,
 )
 from arc_controllers.listener.config import ListenerConfig
+from arc_controllers.listener.scaler import DEFAULT_REPUBLISH_INTERVAL
 
 VALID_CONFIG: dict[str, Any] = {
     "configure_url": "https://github.com/my-org",
@@ -133,4 +136,25 @@ def test_a_bad_conflict_interval_exits_1_with_one_line(
     assert main() == 1
     assert capsys.readouterr().err == (
         f"Failed to read config: {CONFLICT_INTERVAL_ENV} must be a number of seconds >= 0, got {value!r}\n"
+    )
+
+
+def test_the_republish_interval_can_be_set_in_the_environment() -> None:
+    """LISTENER_REPUBLISH_INTERVAL replaces the scaler's 50 s; 0 is Go's patch on every empty poll."""
+    assert republish_interval({}) == DEFAULT_REPUBLISH_INTERVAL == 50.0
+    assert republish_interval({REPUBLISH_INTERVAL_ENV: "0"}) == 0.0
+    assert republish_interval({REPUBLISH_INTERVAL_ENV: "7.5"}) == 7.5
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan", "inf"])
+def test_a_bad_republish_interval_exits_1_with_one_line(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(VALID_CONFIG))
+    monkeypatch.setenv("LISTENER_CONFIG_PATH", str(path))
+    monkeypatch.setenv(REPUBLISH_INTERVAL_ENV, value)
+    assert main() == 1
+    assert capsys.readouterr().err == (
+        f"Failed to read config: {REPUBLISH_INTERVAL_ENV} must be a number of seconds >= 0, got {value!r}\n"
     )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from arc_controllers.listener.scaler import (
+    DEFAULT_REPUBLISH_INTERVAL,
     MAX_PATCH_SEQ,
     Decision,
     DesiredState,
@@ -22,9 +25,22 @@ from .listener_fakes import FakeKube, JobCompleted, JobStarted, runner, runner_s
 UNBOUNDED = 2**31 - 1
 
 
-def new_scaler(kube: FakeKube, *, min_runners: int = 0, max_runners: int = UNBOUNDED) -> Scaler:
+def new_scaler(
+    kube: FakeKube,
+    *,
+    min_runners: int = 0,
+    max_runners: int = UNBOUNDED,
+    republish_interval: float = DEFAULT_REPUBLISH_INTERVAL,
+    clock: Callable[[], float] = time.monotonic,
+) -> Scaler:
     return Scaler(
-        kube, namespace="default", runner_set_name="set-abcde", min_runners=min_runners, max_runners=max_runners
+        kube,
+        namespace="default",
+        runner_set_name="set-abcde",
+        min_runners=min_runners,
+        max_runners=max_runners,
+        republish_interval=republish_interval,
+        clock=clock,
     )
 
 
@@ -107,11 +123,12 @@ def test_replicas_zero_is_sent_as_null() -> None:
 
 
 async def test_patch_sequence_across_messages_polls_jobs_restart_and_wrap() -> None:
-    """Every message and empty poll patches; job events make the next ID non-zero; a restart starts at 0."""
+    """Go's sequence (republish interval 0): every message and empty poll patches; job events make
+    the next ID non-zero; a restart starts at 0."""
     kube = FakeKube()
     kube.add(runner_set())
     kube.add(runner("runner-1"))
-    scaler = new_scaler(kube, min_runners=1, max_runners=4)
+    scaler = new_scaler(kube, min_runners=1, max_runners=4, republish_interval=0)
 
     async def message(assigned: int, *events: object) -> None:
         for event in events:
@@ -130,7 +147,7 @@ async def test_patch_sequence_across_messages_polls_jobs_restart_and_wrap() -> N
     await message(0, JobCompleted(), JobCompleted())  # all done
     await scaler.handle_desired_runner_count(0)  # idle again: forced convergence
 
-    restarted = new_scaler(kube, min_runners=1, max_runners=4)
+    restarted = new_scaler(kube, min_runners=1, max_runners=4, republish_interval=0)
     await restarted.handle_desired_runner_count(3)  # a new process: sequence restarts
     await restarted.handle_desired_runner_count(3)
     restarted.state.patch_seq = MAX_PATCH_SEQ - 1
@@ -341,3 +358,114 @@ async def test_a_refused_status_patch_is_a_scaler_error() -> None:
     with pytest.raises(ScalerError, match="could not patch ephemeral runner default/runner-1 status") as info:
         await new_scaler(kube).handle_job_started(JobStarted())
     assert isinstance(info.value.__cause__, PermissionError)
+
+
+class _Clock:
+    """Monotonic seconds the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _sent(kube: FakeKube) -> list[tuple[int | None, int]]:
+    return [(p["spec"]["replicas"], p["spec"]["patchID"]) for p in kube.patches() if "spec" in p]
+
+
+async def test_a_repeat_of_a_repeat_waits_for_the_republish_interval() -> None:
+    """An unchanged decision is sent once more (a new ID, as Go's next empty poll), then not again
+    until the republish interval has passed; the sequence does not advance while nothing is sent."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    clock = _Clock()
+    scaler = new_scaler(kube, republish_interval=50.0, clock=clock)
+    assert await scaler.handle_desired_runner_count(2) == 2  # initial statistics
+    assert await scaler.handle_desired_runner_count(2) == 2  # empty poll: the first repeat is sent
+    for _ in range(5):  # empty polls 3 s apart: repeats of a repeat
+        clock.now += 3.0
+        assert await scaler.handle_desired_runner_count(2) == 2
+    assert _sent(kube) == [(2, 0), (2, 1)]
+    assert scaler.skipped == 5
+    clock.now += 50.0 - 15.0  # 50 s after the last patch
+    await scaler.handle_desired_runner_count(2)
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2)]  # the periodic republish re-converges the set
+    assert [r.verb for r in kube.requests] == ["PATCH"] * 3
+
+
+async def test_a_new_target_or_a_job_completed_is_always_sent_a_job_start_alone_is_not() -> None:
+    """After skipped repeats, a JobCompleted (the seed's new patch ID after a completion) or a new
+    target is patched at once, and so is the first repeat after it; job starts alone are repeats."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    for name in ("runner-1", "runner-2"):
+        kube.add(runner(name))
+    clock = _Clock()
+    scaler = new_scaler(kube, republish_interval=50.0, clock=clock)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)  # skipped
+    await scaler.handle_job_completed(JobCompleted())
+    await scaler.handle_desired_runner_count(2)  # same target, but a job completed
+    await scaler.handle_desired_runner_count(2)  # the first repeat after it: sent
+    await scaler.handle_desired_runner_count(2)  # skipped
+    await scaler.handle_desired_runner_count(3)  # a new target
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
+    await scaler.handle_desired_runner_count(3)  # a job start: the first repeat, sent
+    await scaler.handle_job_started(JobStarted(runner_name="runner-2"))
+    await scaler.handle_desired_runner_count(3)  # another job start alone: skipped
+    await scaler.handle_job_completed(JobCompleted())
+    await scaler.handle_desired_runner_count(3)  # a completion: sent
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2), (2, 3), (3, 4), (3, 5), (3, 6)]
+    assert scaler.skipped == 3
+    assert [p["status"]["phase"] for p in kube.patches() if "status" in p] == ["Running", "Running"]
+
+
+async def test_a_skipped_job_start_keeps_the_next_patch_off_id_zero() -> None:
+    """The dirty flag of a job start whose decision was not sent holds until a decision is: the
+    republish at minRunners then carries a sequence ID, never 0 (no forced scale-down after a start)."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    kube.add(runner("runner-1"))
+    clock = _Clock()
+    scaler = new_scaler(kube, min_runners=1, max_runners=4, republish_interval=50.0, clock=clock)
+    await scaler.handle_desired_runner_count(0)
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
+    await scaler.handle_desired_runner_count(0)  # first repeat: sent, ID 1
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
+    await scaler.handle_desired_runner_count(0)  # skipped, still dirty
+    clock.now += 50.0
+    await scaler.handle_desired_runner_count(0)
+    clock.now += 50.0
+    await scaler.handle_desired_runner_count(0)
+    assert _sent(kube) == [(1, 0), (1, 1), (1, 2), (1, 0)]
+
+
+async def test_idle_at_min_patch_id_zero_is_sent_once_per_interval() -> None:
+    """Idle at minRunners the decision is patch ID 0 (converge now); sending it again is a no-op write,
+    so it is sent only when the republish interval has passed."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    clock = _Clock()
+    scaler = new_scaler(kube, republish_interval=50.0, clock=clock)
+    for _ in range(10):
+        await scaler.handle_desired_runner_count(0)
+        clock.now += 10.0
+    assert _sent(kube) == [(None, 0), (None, 0)]  # at 0 s and 50 s
+
+
+async def test_republish_interval_zero_patches_every_poll_as_go() -> None:
+    kube = FakeKube()
+    kube.add(runner_set())
+    scaler = new_scaler(kube, republish_interval=0.0, clock=_Clock())
+    for _ in range(4):
+        await scaler.handle_desired_runner_count(1)
+    assert _sent(kube) == [(1, 0), (1, 1), (1, 2), (1, 3)]
+    assert scaler.skipped == 0
+
+
+@pytest.mark.parametrize("interval", [-1.0, float("inf"), float("nan")])
+def test_republish_interval_must_be_finite_seconds(interval: float) -> None:
+    with pytest.raises(ValueError, match="republish_interval"):
+        new_scaler(FakeKube(), republish_interval=interval)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any, ClassVar
@@ -489,3 +491,22 @@ def test_public_names_resolve() -> None:
         module = importlib.import_module(name)
         missing = [n for n in module.__all__ if not hasattr(module, n)]
         assert missing == [], name
+
+
+def test_requests_before_the_counter_exists_are_in_it_and_prometheus_is_not_imported_until() -> None:
+    """A process that never reads `REQUESTS_TOTAL` never imports prometheus_client; one that reads it
+    late finds every request counted since the start."""
+    script = (
+        "import sys\n"
+        "from reconcilekit.client import metrics\n"
+        "metrics.count_request(200, 'GET', 'h:1'); metrics.count_request(200, 'GET', 'h:1')\n"
+        "metrics.count_request('<error>', 'PATCH', 'h:1')\n"
+        "assert 'prometheus_client' not in sys.modules\n"
+        "total = metrics.REQUESTS_TOTAL\n"
+        "metrics.count_request(200, 'GET', 'h:1')\n"
+        "print(total.labels(code='200', method='GET', host='h:1')._value.get(),"
+        " total.labels(code='<error>', method='PATCH', host='h:1')._value.get())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["3.0", "1.0"]
