@@ -15,10 +15,13 @@ otherwise                   ``forget``                            ``success``
 With the priority queue, requeues keep the priority the request was handed out
 with, unless the `Result` sets ``priority``.
 
-Every error is logged as ``reconciler error`` at error level with its traceback,
-except a 409 Conflict (`reconcilekit.errors.is_conflict`, also through ``__cause__``):
-that one is logged as ``reconciler conflict, requeued`` at info level, one line with the
-error's text and no traceback. Its queue and metrics outcome is that of any other error.
+Every error is logged as ``reconciler error`` at error level with ``error`` (its text),
+and with its traceback unless the same error (type, text and raising line) had its
+traceback logged less than ``Options.error_traceback_interval`` seconds ago (then the line
+says ``traceback_omitted="repeated"``; see `reconcilekit.controller._tracebacks`), except
+a 409 Conflict (`reconcilekit.errors.is_conflict`, also through ``__cause__``): that one
+is logged as ``reconciler conflict, requeued`` at info level, one line with the error's
+text and no traceback. Its queue and metrics outcome is that of any other error.
 A group of errors counts as a conflict when every member does (recursively): an
 `ExceptionGroup` (its ``exceptions``), or any exception carrying a non-empty list or tuple
 of exceptions in an ``errors`` attribute (a combined error, Go's ``multierr.Combine``).
@@ -30,6 +33,10 @@ read (ARC's runner status patch returns it as the reconcile error on purpose; th
 rate-limited retry reads fresh state), so a normal run would fill its log with
 error-level tracebacks that need no action. Only the log line differs: the request is
 still requeued rate-limited and counted in ``controller_runtime_reconcile_errors_total``.
+
+Python only: the traceback of a ``reconciler error`` (Go errors carry none). A request that
+keeps failing the same way logs it once per ``error_traceback_interval`` (60 s by default),
+not on every retry: formatting it was most of the CPU of a failed reconcile.
 
 Ports: sigs.k8s.io/controller-runtime/pkg/internal/controller/controller.go
 """
@@ -45,6 +52,7 @@ import structlog
 
 from reconcilekit._internal.fence import fence_holds
 from reconcilekit.controller import _metrics as metrics
+from reconcilekit.controller._tracebacks import TracebackLimiter
 from reconcilekit.controller.options import Options
 from reconcilekit.errors import TerminalError, is_conflict
 from reconcilekit.reconcile import Reconciler, Request, Result
@@ -107,6 +115,7 @@ class Controller:
         self._queue: RateLimitingInterface[Request] | None = None
         self._tasks: asyncio.TaskGroup | None = None
         self._metrics = metrics.ControllerMetrics(name, options.max_concurrent_reconciles)
+        self._tracebacks = TracebackLimiter(options.error_traceback_interval, self._clock)
 
     @property
     def name(self) -> str:
@@ -287,7 +296,8 @@ class Controller:
     async def _reconcile_handler(self, queue: RateLimitingInterface[Request], request: Request, priority: int) -> None:
         """Reconcile one request and act on the outcome as the module's table says.
 
-        Differs: a conflict is logged at info level without traceback (module docstring).
+        Differs: a conflict is logged at info level without traceback, and a repeated
+        error's traceback at most once per ``error_traceback_interval`` (module docstring).
 
         Ports: Controller.reconcileHandler
         """
@@ -313,8 +323,10 @@ class Controller:
                     self._metrics.total["error"].inc()
                     if _only_conflicts(err):
                         _log.info("reconciler conflict, requeued", error=str(err))
+                    elif self._tracebacks.should_log(err):
+                        _log.error("reconciler error", error=str(err), exc_info=err)
                     else:
-                        _log.error("reconciler error", exc_info=err)
+                        _log.error("reconciler error", error=str(err), traceback_omitted="repeated")
                     return
                 if result.priority is not None:
                     priority = result.priority

@@ -63,6 +63,16 @@ class Options:
     clock: Clock | None = None
     """Python only: the time source of the queue and of the metrics; the real clock by default."""
 
+    error_traceback_interval: float = 60.0
+    """Python only: seconds during which a repeated reconcile error is logged without its traceback.
+
+    Errors are "the same" when their type, text and raising line are. The first
+    ``reconciler error`` line of an error carries its traceback; its repeats within this
+    many seconds (of `clock`) carry only ``error`` (the error's text), as every line does.
+    ``0`` puts a traceback on every line. Formatting tracebacks is most of the CPU a
+    controller spends on a request that keeps failing.
+    """
+
     def __post_init__(self) -> None:
         if self.max_concurrent_reconciles < 1:
             raise ValueError(f"max_concurrent_reconciles must be at least 1, got {self.max_concurrent_reconciles}")
@@ -70,3 +80,5 @@ class Options:
             raise ValueError(f"cache_sync_timeout must be positive, got {self.cache_sync_timeout}")
         if self.reconciliation_timeout is not None and self.reconciliation_timeout <= 0:
             raise ValueError(f"reconciliation_timeout must be positive or None, got {self.reconciliation_timeout}")
+        if self.error_traceback_interval < 0:
+            raise ValueError(f"error_traceback_interval must be 0 or more, got {self.error_traceback_interval}")

@@ -635,3 +635,70 @@ async def test_no_work_item_is_handed_out_once_the_leader_fence_fails(logs: Any)
             assert any(line["event"].startswith("leader fence failed") for line in logs)
     finally:
         LEADER_FENCE.reset(token)
+
+
+def _missing_secret() -> None:
+    raise RuntimeError('secrets "no-such-config-secret" not found')
+
+
+async def test_a_repeated_error_logs_its_traceback_once_per_interval(logs: Any) -> None:
+    """The same error (type, text, raising line) within ``error_traceback_interval`` seconds of
+    its last traceback is logged without one; every line carries ``error``; another error, or
+    the same text from another line, gets its own traceback; after the interval it comes back.
+
+    Python only (the module docstring's traceback rule).
+    """
+
+    def script(_: Request, n: int) -> Result:
+        if n in (1, 2, 4, 5):
+            _missing_secret()
+        if n == 3:
+            raise KeyError("github_token")
+        if n == 6:
+            raise RuntimeError('secrets "no-such-config-secret" not found')
+        return Result()
+
+    env = Env(script)
+    async with env.running():
+        env.informer.add(obj("a"))
+        for advance in (1.0, 1.0, 1.0, 60.0, 1.0, 1.0):
+            await next_call(env.reconciler)
+            env.clock.advance(advance)
+        await next_call(env.reconciler)
+    lines = [line for line in logs if line["event"] == "reconciler error"]
+    assert [("exc_info" in line, line.get("traceback_omitted")) for line in lines] == [
+        (True, None),
+        (False, "repeated"),  # 1 s after the first
+        (True, None),  # another error
+        (False, "repeated"),  # 3 s after the first
+        (True, None),  # 63 s after the first: the interval is over
+        (True, None),  # same type and text, another raising line
+    ]
+    assert [line["error"] for line in lines] == [
+        'secrets "no-such-config-secret" not found',
+        'secrets "no-such-config-secret" not found',
+        "'github_token'",
+        'secrets "no-such-config-secret" not found',
+        'secrets "no-such-config-secret" not found',
+        'secrets "no-such-config-secret" not found',
+    ]
+    assert all(line["log_level"] == "error" for line in lines)
+    assert metric("controller_runtime_reconcile_errors_total", env.name) == 6
+
+
+async def test_error_traceback_interval_zero_logs_every_traceback(logs: Any) -> None:
+    """``error_traceback_interval=0``: the old behaviour, a traceback on every line."""
+    env = Env(lambda _r, n: _missing_secret() if n <= 3 else Result(), error_traceback_interval=0)  # type: ignore[func-returns-value]
+    async with env.running():
+        env.informer.add(obj("a"))
+        for _ in range(3):
+            await next_call(env.reconciler)
+            env.clock.advance(1.0)
+        await next_call(env.reconciler)
+    lines = [line for line in logs if line["event"] == "reconciler error"]
+    assert [str(line["exc_info"]) for line in lines] == ['secrets "no-such-config-secret" not found'] * 3
+
+
+def test_error_traceback_interval_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="error_traceback_interval"):
+        Options(error_traceback_interval=-1)
