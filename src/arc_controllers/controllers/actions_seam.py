@@ -42,7 +42,6 @@ from arc_controllers.api.v1alpha1.appconfig import AppConfig
 from arc_controllers.controllers.actions_options import ClientConfigError, ObjectReader, resolve_client_options
 from arc_controllers.resourcebuilder.runner import JitRunnerConfig
 from reconcilekit.client.interfaces import Object, ObjectKey
-from reconcilekit.errors import APIStatusError, is_not_found
 
 __all__ = [
     "ActionsClientFactory",
@@ -295,21 +294,12 @@ class SecretActionsClientFactory:
     still be mid-request on it. Retired clients are closed by `aclose` (one per change,
     so the list stays small).
 
-    A missing config secret: its NotFound answer is remembered for ``missing_secret_ttl``
-    seconds per (namespace, secret name), and every caller in that time gets a fresh copy
-    of that error without a request, so a burst of runners naming the same missing secret
-    (each backs off and retries) costs one GET, not one each. The price: a secret created
-    meanwhile is seen up to ``missing_secret_ttl`` seconds late (5 s by default; the
-    reconciles that failed retry with their own backoff). ``0`` remembers nothing.
-
     Args:
         reader: reads Secrets and ConfigMaps (``get(gvk, key)``), normally the manager's API reader.
         ttl: seconds a client is used before its secret, proxy credentials and CA are read again.
-        missing_secret_ttl: seconds a config secret's NotFound answer is reused without a request.
         version: the controller version sent in the Actions client's user agent.
         build_client: ``(config_url, credentials, *, system_info, proxy, root_ca) -> client``;
             defaults to `arc_controllers.actions.new_client` (tests pass a fake).
-        clock: seconds on a monotonic clock, for both TTLs (tests pass a fake).
 
     Raises (from ``__call__``): whatever the reader raises (the config Secret is missing),
     ``KeyError``/``ValueError`` for a Secret without usable credentials, and
@@ -327,21 +317,14 @@ class SecretActionsClientFactory:
         reader: ObjectReader,
         *,
         ttl: float = 60.0,
-        missing_secret_ttl: float = 5.0,
         version: str = "dev",
         build_client: ClientBuilder = new_client,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Python only: see the class docstring."""
-        if missing_secret_ttl < 0:
-            raise ValueError(f"missing_secret_ttl must be 0 or more seconds, got {missing_secret_ttl}")
         self._reader = reader
         self._ttl = ttl
-        self._missing_secret_ttl = missing_secret_ttl
-        self._missing: dict[tuple[str, str], tuple[float, APIStatusError]] = {}
         self._version = version
         self._build_client = build_client
-        self._clock = clock
         self._clients: dict[_ClientKey, _CachedClient] = {}
         self._locks: dict[_ClientKey, asyncio.Lock] = {}
         self._retired: list[ActionsClient] = []
@@ -400,43 +383,17 @@ class SecretActionsClientFactory:
         cached = self._fresh(key)
         if cached is not None:
             return cached
-        self._raise_if_missing(key)
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             cached = self._fresh(key)  # built (or confirmed) while this caller waited
             if cached is not None:
                 return cached
-            self._raise_if_missing(key)  # found missing while this caller waited
             return await self._refresh(key)
-
-    def _raise_if_missing(self, key: _ClientKey) -> None:
-        """Python only: raise a copy of the config secret's NotFound if it came within ``missing_secret_ttl``."""
-        secret = (key.namespace, key.secret_name)
-        missing = self._missing.get(secret)
-        if missing is None:
-            return
-        seen_at, err = missing
-        if self._clock() - seen_at >= self._missing_secret_ttl:
-            del self._missing[secret]
-            return
-        raise _copy_status_error(err)
-
-    async def _read_config_secret(self, key: _ClientKey) -> Object:
-        """Python only: the config secret, remembering a NotFound for ``missing_secret_ttl`` seconds."""
-        secret = (key.namespace, key.secret_name)
-        try:
-            found = await self._reader.get(SECRET, ObjectKey(key.namespace, key.secret_name))
-        except APIStatusError as err:
-            if self._missing_secret_ttl > 0 and is_not_found(err):
-                self._missing[secret] = (self._clock(), _copy_status_error(err))
-            raise
-        self._missing.pop(secret, None)
-        return found
 
     def _fresh(self, key: _ClientKey) -> _CachedClient | None:
         """Python only: the cached client for ``key`` if it is younger than the TTL."""
         cached = self._clients.get(key)
-        if cached is not None and self._clock() - cached.confirmed_at < self._ttl:
+        if cached is not None and time.monotonic() - cached.confirmed_at < self._ttl:
             return cached
         return None
 
@@ -445,7 +402,7 @@ class SecretActionsClientFactory:
 
         Ports: SecretResolver.GetActionsService and multiclient.Scaleset.GetClientFor
         """
-        secret = await self._read_config_secret(key)
+        secret = await self._reader.get(SECRET, ObjectKey(key.namespace, key.secret_name))
         raw = secret.get("data") or {}
         options = await resolve_client_options(
             self._reader,
@@ -456,7 +413,7 @@ class SecretActionsClientFactory:
         fingerprint = hashlib.sha256(
             json.dumps({"secret": raw, "options": options.digest()}, sort_keys=True).encode()
         ).hexdigest()
-        now = self._clock()
+        now = time.monotonic()
         old = self._clients.get(key)
         if old is not None and old.fingerprint == fingerprint:
             old.confirmed_at = now
@@ -508,15 +465,6 @@ class SecretActionsClientFactory:
                 first = first or err
         if first is not None:
             raise first
-
-
-def _copy_status_error(err: APIStatusError) -> APIStatusError:
-    """Python only: a never-raised copy of ``err`` (same class, code, reason, message and details).
-
-    Kept and raised instead of ``err``: keeping ``err`` would keep its traceback's frames alive,
-    and raising one object from many tasks would grow its traceback.
-    """
-    return type(err)(err.code, err.reason, err.message, details=err.details, status=err.status)
 
 
 def _canonical(value: object) -> str:

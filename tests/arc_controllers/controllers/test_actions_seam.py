@@ -23,7 +23,6 @@ from arc_controllers.controllers.actions_seam import (
     is_runner_not_found,
 )
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
-from reconcilekit.errors import NotFoundError
 
 
 def _b64(value: str) -> str:
@@ -108,62 +107,6 @@ async def test_expiry_keeps_the_client_if_the_secret_is_unchanged_and_retires_it
     assert not builder.built[0].closed  # other tasks may still be mid-request on it
     await factory.aclose()
     assert [c.closed for c in builder.built] == [True, True]
-
-
-class MissingSecretReader(SecretReader):
-    """Answers NotFound (as the API server does) until ``created`` is set."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.created = False
-
-    async def get(self, gvk: GroupVersionKind, key: ObjectKey, /) -> dict[str, Any]:
-        if not self.created:
-            self.reads += 1
-            await asyncio.sleep(0.01)
-            raise NotFoundError(404, "NotFound", f'secrets "{key.name}" not found', details={"kind": "secrets"})
-        return await super().get(gvk, key)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-async def test_a_missing_config_secret_is_read_once_per_missing_secret_ttl() -> None:
-    """A burst of runners naming one missing secret: one GET, each caller its own NotFound; a secret
-    created meanwhile is read once the remembered answer is ``missing_secret_ttl`` seconds old."""
-    reader, builder, clock = MissingSecretReader(), Builder(), Clock()
-    factory = SecretActionsClientFactory(reader, missing_secret_ttl=5.0, build_client=builder, clock=clock)
-    got = await asyncio.gather(*(factory(runner()) for _ in range(10)), return_exceptions=True)
-    assert all(isinstance(err, NotFoundError) and err.code == 404 for err in got)
-    assert len({id(err) for err in got}) == 10  # never one object raised from many tasks
-    assert str(got[0]) == '404 NotFound: secrets "gh" not found'
-    assert reader.reads == 1
-    clock.now += 4.9
-    with pytest.raises(NotFoundError):
-        await factory(runner("ns"))  # within the TTL: remembered
-    assert reader.reads == 1
-    with pytest.raises(NotFoundError):
-        await factory(runner("other-ns"))  # another namespace: its own read
-    assert reader.reads == 2
-    reader.created = True
-    clock.now += 0.1  # 5 s after the NotFound: read again, and the new secret is found
-    assert await factory(runner()) is not None
-    assert len(builder.built) == 1
-    await factory.aclose()
-
-
-async def test_missing_secret_ttl_zero_reads_every_time() -> None:
-    reader = MissingSecretReader()
-    factory = SecretActionsClientFactory(reader, missing_secret_ttl=0.0, build_client=Builder())
-    for _ in range(3):
-        with pytest.raises(NotFoundError):
-            await factory(runner())
-    assert reader.reads == 3
 
 
 class RunnerNotFoundLookalike(Exception):
