@@ -123,6 +123,8 @@ def test_field_scenario_runs_every_failure_of_issue_19() -> None:
     last_event = max(e.at for e in field.events)
     assert max(j.at for j in plan_jobs(field)) > last_event
     assert field.scale_set.listener_env == {"LISTENER_SESSION_CONFLICT_RETRY_INTERVAL": "1"}
+    kill = next(e for e in field.events if isinstance(e, KillListenerEvent))
+    assert kill.conflicts_before_expiry >= 1  # the next listener meets a 409 however slow it starts
 
 
 def test_new_events_parse_with_their_defaults() -> None:

@@ -146,6 +146,8 @@ class _Run:
     """Conditions seen on the scale set and its listener → first t."""
     refusing: bool = False
     """The runner namespace carries the PodSecurity label of `RefuseRunnerPodsEvent`."""
+    conflicts_at_kill: int = 0
+    """Session creates answered 409 before the last `KillListenerEvent`."""
 
     def clock(self) -> float:
         return time.monotonic() - self.t0
@@ -183,20 +185,32 @@ class _Run:
             orphaned: list[int] = []
             return [
                 (item.at, lambda: self._kill_listeners(orphaned)),
-                (item.at + item.session_expires_after, lambda: self._expire_sessions(orphaned)),
+                (item.at + item.session_expires_after, lambda: self._expire_sessions(orphaned, item)),
             ]
         if isinstance(item, RefuseRunnerPodsEvent):
             return [(item.at, lambda: self._refuse_runner_pods(True)), (item.at + item.duration, self._admit)]
         return [(item.at, lambda: self._apply(item))]
 
     async def _kill_listeners(self, orphaned: list[int]) -> str:
+        self.conflicts_at_kill = self._conflicts()
         orphaned.extend(self.fake.state.sessions)
         n = await self.kubelet.kill_listeners()
         return f"killed {n} listener process(es) with a live session"
 
-    async def _expire_sessions(self, orphaned: list[int]) -> str:
+    def _conflicts(self) -> int:
+        """Session creates the fake has answered 409 so far."""
+        return self.fake.faults.answers[("create_session", 409)]
+
+    async def _expire_sessions(self, orphaned: list[int], kill: KillListenerEvent) -> str:
+        wanted = self.conflicts_at_kill + kill.conflicts_before_expiry
+        await self._wait_for(
+            f"{kill.conflicts_before_expiry} session conflicts of the next listener",
+            LISTENER_READY_TIMEOUT,
+            lambda: self._conflicts() >= wanted,
+        )
+        met = self._conflicts() - self.conflicts_at_kill
         expired = sum(self.fake.expire_session(scale_set_id) for scale_set_id in orphaned)
-        return f"the service dropped {expired} orphaned session(s)"
+        return f"the service dropped {expired} orphaned session(s); the next listener met {met} conflict(s)"
 
     async def _refuse_runner_pods(self, refuse: bool) -> str:
         ns = self.scenario.scale_set.namespace

@@ -146,11 +146,14 @@ class KillListenerEvent(_Model):
 
     A killed listener cannot delete its message session; the service expires it after
     ``sessionExpiresAfter`` seconds (new listeners get 409 until then, as upstream's do).
+    With ``conflictsBeforeExpiry`` the session also lives until its next listener has met
+    that many 409s, however long the listener takes to come back (a slow machine).
     """
 
     at: float = Field(ge=0)
     action: Literal["killListener"]
     session_expires_after: float = Field(default=5.0, ge=0, alias="sessionExpiresAfter")
+    conflicts_before_expiry: int = Field(default=0, ge=0, alias="conflictsBeforeExpiry")
 
 
 class ForgetSessionEvent(_Model):
