@@ -125,6 +125,8 @@ def test_field_scenario_runs_every_failure_of_issue_19() -> None:
     assert field.scale_set.listener_env == {"LISTENER_SESSION_CONFLICT_RETRY_INTERVAL": "1"}
     kill = next(e for e in field.events if isinstance(e, KillListenerEvent))
     assert kill.conflicts_before_expiry >= 1  # the next listener meets a 409 however slow it starts
+    # the kill comes before the first job: no runner finishes while replicas are stale
+    assert kill.at < min(a.at for a in field.arrivals)
 
 
 def test_new_events_parse_with_their_defaults() -> None:
