@@ -191,9 +191,7 @@ class Harness:
         if runner_set:
             setup_ephemeral_runner_set_reconciler(mgr, actions=actions, skip_name_validation=True)
         if runner:
-            setup_ephemeral_runner_reconciler(
-                mgr, actions=actions, skip_name_validation=True, **(runner_fields or {})
-            )
+            setup_ephemeral_runner_reconciler(mgr, actions=actions, skip_name_validation=True, **(runner_fields or {}))
         task = asyncio.create_task(mgr.start(), name=f"manager-{self.namespace}-{len(self.managers)}")
         self.managers.append(task)
         return mgr
