@@ -63,11 +63,14 @@ def setup_ephemeral_runner_set_reconciler(
 
 
 def setup_ephemeral_runner_reconciler(
-    mgr: Any, *, actions: Any, skip_name_validation: bool = False
+    mgr: Any, *, actions: Any, skip_name_validation: bool = False, **fields: Any
 ) -> ephemeralrunner.EphemeralRunnerReconciler:
-    """The EphemeralRunner reconciler on ``mgr`` with its own unregistration queue (default concurrency)."""
+    """The EphemeralRunner reconciler on ``mgr`` with its own unregistration queue (default concurrency).
+
+    ``fields`` are further reconciler fields (e.g. ``failed_recycle_age``).
+    """
     reconciler = ephemeralrunner.EphemeralRunnerReconciler(
-        client=mgr.get_client(), actions=actions, unregistration_queue=None
+        client=mgr.get_client(), actions=actions, unregistration_queue=None, **fields
     )
     reconciler.setup_with_manager(
         mgr,
@@ -152,13 +155,20 @@ class Harness:
             await asyncio.sleep(0.2)
 
     async def start(
-        self, *, runner_set: bool = True, runner: bool = True, client: Any = None, tls: bool | None = None
+        self,
+        *,
+        runner_set: bool = True,
+        runner: bool = True,
+        client: Any = None,
+        tls: bool | None = None,
+        runner_fields: dict[str, Any] | None = None,
     ) -> Any:
         """Start a manager running the chosen reconcilers; returns the manager.
 
         Without the runner controller, deleted runners are released by `release_deleting_runners`.
         The manager runs as `controller_config` says (chart RBAC unless opted out; ``tls`` is
-        passed on); a ``client`` given here is used as is.
+        passed on); a ``client`` given here is used as is. ``runner_fields`` are given to the
+        EphemeralRunner reconciler (e.g. ``failed_recycle_age``).
         """
         if not runner:
             self.managers.append(
@@ -181,7 +191,7 @@ class Harness:
         if runner_set:
             setup_ephemeral_runner_set_reconciler(mgr, actions=actions, skip_name_validation=True)
         if runner:
-            setup_ephemeral_runner_reconciler(mgr, actions=actions, skip_name_validation=True)
+            setup_ephemeral_runner_reconciler(mgr, actions=actions, skip_name_validation=True, **(runner_fields or {}))
         task = asyncio.create_task(mgr.start(), name=f"manager-{self.namespace}-{len(self.managers)}")
         self.managers.append(task)
         return mgr

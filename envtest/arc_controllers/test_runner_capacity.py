@@ -8,12 +8,8 @@ when deleted.
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from typing import Any
 
-import pytest
-
-from arc_controllers.controllers.ephemeralrunner import reconciler as er_reconciler
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 from reconcilekit.client.patch import raw_patch
 
@@ -119,9 +115,7 @@ async def test_deletion_with_a_missing_config_secret_completes_arc_4653(harness:
     assert h.service.requests("remove_runner") == removals_before
 
 
-async def test_runners_refused_at_admission_are_recycled_arc_3014(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_runners_refused_at_admission_are_recycled_arc_3014(harness: Harness) -> None:
     """PodSecurity ``restricted`` refuses every runner pod (403): the Failed runners do not keep the slots.
 
     Reproduction of ARC #3014 (#3685, #4258): replicas=2, patchID=1; both runners go Failed
@@ -129,12 +123,11 @@ async def test_runners_refused_at_admission_are_recycled_arc_3014(
     the fix. The policy (README, "Failed runners"): a Failed runner is deleted once it is
     the recycle age old and the set creates a fresh one; here the age is 3 s.
     """
-    monkeypatch.setattr(er_reconciler, "_FAILED_RECYCLE_AGE", timedelta(seconds=3), raising=False)
     h = harness
     ns = await h.client.get(NAMESPACE, ObjectKey("", h.namespace))
     body = {"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}
     await h.client.patch(ns, raw_patch(MERGE, json.dumps(body)))
-    await h.start()
+    await h.start(runner_fields={"failed_recycle_age": 3.0})
     await h.client.create(h.runner_set(replicas=2, patch_id=1))
 
     async def both_failed() -> list[str] | None:

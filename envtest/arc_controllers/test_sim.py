@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from arc_controllers.cmd.sim.main import ARS, run_simulation
-from arc_controllers.cmd.sim.scenario import load_scenario
+from arc_controllers.cmd.sim.main import ARS, SimResult, run_simulation
+from arc_controllers.cmd.sim.report import render_summary
+from arc_controllers.cmd.sim.scenario import RESTRICTED_LABEL, Scenario, load_scenario
 from reconcilekit.client import RestClient
-from reconcilekit.client.interfaces import ObjectKey
+from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
 from reconcilekit.config import RestConfig
 from reconcilekit.errors import NotFoundError
 
@@ -34,17 +35,19 @@ from .chart_rbac import (
 pytestmark = pytest.mark.slow
 
 
-async def test_smoke_scenario_serves_every_job(envtest_environment: Any, client: RestClient, tmp_path: Path) -> None:
+def _in_own_namespaces(scenario: Scenario, **update: Any) -> Scenario:
+    """The scenario in namespaces of its own (the control plane is shared with the other tests)."""
     suffix = uuid.uuid4().hex[:6]
-    smoke = load_scenario("smoke")
-    scenario = smoke.model_copy(
-        update={
-            "scale_set": smoke.scale_set.model_copy(
-                update={"namespace": f"sim-runners-{suffix}", "controller_namespace": f"sim-systems-{suffix}"}
-            ),
-            "timeout": 60.0,
-        }
+    scale_set = scenario.scale_set.model_copy(
+        update={"namespace": f"sim-runners-{suffix}", "controller_namespace": f"sim-systems-{suffix}"}
     )
+    return scenario.model_copy(update={"scale_set": scale_set, **update})
+
+
+async def _run_as_chart(
+    scenario: Scenario, envtest_environment: Any, client: RestClient, tmp_path: Path, progress: io.StringIO
+) -> SimResult:
+    """`run_simulation` with the controller holding only the Helm charts' rules (unless opted out)."""
     ss = scenario.scale_set
 
     async def chart_identity(admin_client: Any, admin: RestConfig) -> RestConfig:
@@ -58,9 +61,8 @@ async def test_smoke_scenario_serves_every_job(envtest_environment: Any, client:
             admin_client, admin, namespace=ss.controller_namespace, name=CONTROLLER_SERVICE_ACCOUNT
         )
 
-    progress = io.StringIO()
     try:
-        result = await run_simulation(
+        return await run_simulation(
             scenario,
             out_dir=tmp_path,
             stream=progress,
@@ -69,6 +71,14 @@ async def test_smoke_scenario_serves_every_job(envtest_environment: Any, client:
         )
     finally:
         await uninstall_chart_rbac(client, controller_namespace=ss.controller_namespace)
+
+
+async def test_smoke_scenario_serves_every_job(envtest_environment: Any, client: RestClient, tmp_path: Path) -> None:
+    scenario = _in_own_namespaces(load_scenario("smoke"), timeout=60.0)
+    ss = scenario.scale_set
+
+    progress = io.StringIO()
+    result = await _run_as_chart(scenario, envtest_environment, client, tmp_path, progress)
     summary = result.summary
     assert summary.jobs_done == scenario.total_jobs, progress.getvalue()
     assert summary.runners_beyond_demand == 0
@@ -76,6 +86,7 @@ async def test_smoke_scenario_serves_every_job(envtest_environment: Any, client:
     assert summary.listener_starts >= 1
     assert summary.controller_requests > 0
     assert summary.wait_p95 >= summary.wait_p50 >= 0
+    assert result.plot is not None
     assert result.plot.read_bytes()[:4] == b"\x89PNG"
     written = json.loads((tmp_path / "summary.json").read_text())
     assert written["jobs_done"] == scenario.total_jobs
@@ -90,3 +101,38 @@ async def test_smoke_scenario_serves_every_job(envtest_environment: Any, client:
     # on a shared control plane the run deletes its scale set through ARC's own clean-up
     with pytest.raises(NotFoundError):
         await client.get(ARS, ObjectKey(scenario.scale_set.namespace, scenario.scale_set.name))
+
+
+async def test_field_scenario_serves_every_job_through_issue_19s_failures(
+    envtest_environment: Any, client: RestClient, tmp_path: Path
+) -> None:
+    """``arc-sim field`` end to end under chart RBAC: every job done, 0 runners beyond demand.
+
+    A listener SIGKILLed with its session live (409s, ARC #3209), the session forgotten (refresh
+    404, ARC #4356), two empty 200 polls (ARC #4285), runner pods refused by PodSecurity
+    admission for a window (ARC #3014: Failed runners recycled) and a runner pod deleted
+    mid-job (ARC #4588: its job fails, the runner is not relaunched).
+    """
+    scenario = _in_own_namespaces(load_scenario("field"))
+    progress = io.StringIO()
+    result = await _run_as_chart(scenario, envtest_environment, client, tmp_path, progress)
+    s = result.summary
+    out = progress.getvalue()
+    assert s.all_done, out
+    assert s.passed, s.failed_jobs
+    assert s.runners_beyond_demand == 0, out
+    assert s.listener_restarts >= 1
+    # each failure happened for real and was answered by the real part
+    assert s.actions_faults.get("create_session 409", 0) >= 1, s.actions_faults
+    assert s.actions_faults.get("refresh_session 404", 0) >= 1, s.actions_faults
+    assert s.actions_faults.get("get_message 200 empty") == 2, s.actions_faults
+    assert s.failed_runners.get("InvalidPod", 0) >= 1, s.failed_runners
+    assert s.failed_runners_recycled == sum(s.failed_runners.values())
+    [(job, reason)] = s.failed_jobs.items()
+    assert "deleted mid-job by the scenario" in reason, job
+    # the listener recovered in-process from everything but the SIGKILL
+    assert s.listener_starts == 2, out
+    conditions = next(line for line in render_summary(s).splitlines() if "conditions seen" in line)
+    assert ("none seen" in conditions) == (not s.conditions_seen), conditions
+    namespace = await client.get(GroupVersionKind("", "v1", "Namespace"), ObjectKey("", scenario.scale_set.namespace))
+    assert RESTRICTED_LABEL not in (namespace["metadata"].get("labels") or {})

@@ -187,12 +187,14 @@ Longer than any informer lag the controllers wait out; once it passes, the copy 
 EPHEMERAL_RUNNER_POD_ALREADY_EXISTS_REQUEUE: Final = 5.0
 EPHEMERAL_RUNNER_RESOURCE_QUOTA_REQUEUE: Final = 30.0
 EPHEMERAL_RUNNER_RESOURCE_QUOTA_RECREATE_AGE: Final = 600.0
+"""A runner whose pod keeps hitting a resource quota is recreated once it is older than this."""
 EPHEMERAL_RUNNER_FAILED_RECYCLE_AGE: Final = 300.0
-"""Seconds after its creation a Failed EphemeralRunner is deleted, so the set replaces it (the README's policy).
+"""Default seconds after its creation a Failed EphemeralRunner is deleted, so the set replaces it (the README's policy).
+
+The manager's ``--failed-runner-recycle-age`` overrides it.
 
 Beyond: ARC #3014 (also #3685, #4258): runners whose pods admission refused stayed Failed, holding their slots.
 """
-"""A runner whose pod keeps hitting a resource quota is recreated once it is older than this."""
 DEFAULT_TERMINATED_POD_GRACE_PERIOD_SECONDS: Final = 0
 UNREGISTRATION_RETRY_DELAY: Final = 30.0
 UNREGISTRATION_MIN_WORKERS: Final = 4

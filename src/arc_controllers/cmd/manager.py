@@ -173,6 +173,7 @@ def controllers_options(
         autoscaling_listener_concurrency=concurrency["autoscalinglistener"],
         ephemeral_runner_set_concurrency=concurrency["ephemeralrunnerset"],
         ephemeral_runner_concurrency=concurrency["ephemeralrunner"],
+        failed_runner_recycle_age=options.failed_runner_recycle_age,
         skip_name_validation=skip_name_validation,
         **extra,
     )

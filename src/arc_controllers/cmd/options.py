@@ -144,6 +144,13 @@ class ManagerOptions:
     skip_crd_check: bool = False
     """Start without checking the served CRDs against ours (`arc_controllers.cmd.crds`)."""
 
+    failed_runner_recycle_age: float = 300.0
+    """Seconds after its creation a Failed EphemeralRunner is deleted, so its set creates a fresh one.
+
+    Beyond: ARC #3014 (#3685, #4258): upstream keeps Failed runners, holding their slots; flag
+    ``--failed-runner-recycle-age`` (a Go duration, > 0) is ours.
+    """
+
 
 def manager_flag_set(program: str = "manager") -> FlagSet:
     """Every flag of every chart version, with ARC's types and defaults.
@@ -178,6 +185,12 @@ def manager_flag_set(program: str = "manager") -> FlagSet:
     add("update-strategy", "string", "immediate", "Accepted for the 0.14.2 chart; ignored.")
     add("kubeconfig", "string", "", "Path to a kubeconfig; only required if out-of-cluster.")
     add("skip-crd-check", "bool", False, "Start without checking that the served CRDs keep our fields.")
+    add(
+        "failed-runner-recycle-age",
+        "duration",
+        300.0,
+        "Age at which a Failed EphemeralRunner is deleted for its set to replace it (ours; > 0).",
+    )
     # Legacy-mode flags: accepted (unknown flags exit 2) and ignored in scale-set mode.
     for legacy_name, legacy_default in (
         ("runner-image", "summerwind/actions-runner:latest"),
@@ -209,7 +222,7 @@ def parse_manager_options(argv: Sequence[str], environ: Mapping[str, str]) -> Ma
     Order: the GITHUB_* environment (exit 1), the flags (exit 2, or 0 for help), the log
     format and level (exit 1), scale-set mode's CONTROLLER_MANAGER_POD_NAMESPACE
     (exit 1), CONTROLLER_MANAGER_CONTAINER_IMAGE (exit 1), the work-queue rate limiter
-    (exit 1).
+    (exit 1), then our own ``--failed-runner-recycle-age`` above 0 (exit 1).
 
     Raises:
         StartupError: with the message to print and the exit code.
@@ -244,6 +257,10 @@ def parse_manager_options(argv: Sequence[str], environ: Mapping[str, str]) -> Ma
             1,
         )
 
+    if not values["failed-runner-recycle-age"] > 0:
+        raise StartupError(
+            f"invalid --failed-runner-recycle-age {values['failed-runner-recycle-age']:g}s: want a duration above 0", 1
+        )
     concurrency = _concurrency(values, parsed.given)
     metrics_addr = values["metrics-addr"] or ":8080"
     return ManagerOptions(
@@ -272,6 +289,7 @@ def parse_manager_options(argv: Sequence[str], environ: Mapping[str, str]) -> Ma
         controller_image=image,
         listener_entrypoint=environ.get("LISTENER_ENTRYPOINT") or DEFAULT_LISTENER_ENTRYPOINT,
         skip_crd_check=values["skip-crd-check"],
+        failed_runner_recycle_age=values["failed-runner-recycle-age"],
     )
 
 

@@ -80,6 +80,12 @@ class ControllersOptions:
     ephemeral_runner_set_concurrency: int = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER_SET
     ephemeral_runner_concurrency: int = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER
 
+    failed_runner_recycle_age: float = constants.EPHEMERAL_RUNNER_FAILED_RECYCLE_AGE
+    """Seconds after its creation a Failed EphemeralRunner is deleted for its set to replace it.
+
+    Beyond: ARC #3014: flag ``--failed-runner-recycle-age`` (ours); see the README's Failed-runner policy.
+    """
+
     skip_name_validation: bool = False
     """Tests run several managers in one process; controller names would clash."""
 
@@ -146,6 +152,7 @@ def _setup_runner_reconcilers(
             unregistration_queue=None,
             build_options=build_options,
             publish_metrics=options.publish_metrics,
+            failed_recycle_age=options.failed_runner_recycle_age,
         )
         runner.setup_with_manager(mgr, options=_controller_options(options.ephemeral_runner_concurrency, options))
     return runner_set, runner

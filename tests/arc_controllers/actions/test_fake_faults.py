@@ -287,3 +287,20 @@ async def test_control_api_drives_jobs_runners_and_faults(fake: FakeActionsServi
         assert report["requests"]["create_session"] == 1
         assert report["faults"][0]["endpoint"] == "get_runner"
     await session.close()
+
+
+async def test_answers_are_counted_by_endpoint_and_status(
+    fake: FakeActionsService, pat_client: ActionsClient, scale_set_id: int
+) -> None:
+    """A forgotten session: the poll's 401 and the refresh's 404 are real answers, counted as sent."""
+    session = await pat_client.message_session_client(scale_set_id, "host")
+    assert fake.expire_session(scale_set_id)
+    with pytest.raises(ActionsError):
+        await session.get_message(0, 5)  # no SessionRecovery here: the 404 surfaces
+    answers = fake.faults.answers
+    assert answers[("get_message", 401)] == 1
+    assert answers[("refresh_session", 404)] == 1
+    assert answers[("create_session", 200)] == 1
+    assert fake.faults.to_json()["answers"]["refresh_session 404"] == 1
+    async with aiohttp.ClientSession() as http, http.get(f"{fake.url}/_fake/faults") as response:
+        assert (await response.json())["answers"]["get_message 401"] == 1

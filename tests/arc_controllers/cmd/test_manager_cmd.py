@@ -119,6 +119,9 @@ def test_controllers_options_forward_listener_logging_and_concurrency() -> None:
     assert c.listener_entrypoint == "/custom"
     assert c.build_version == "0.14.2"
     assert c.controller_namespace == "arc-systems"
+    assert c.failed_runner_recycle_age == 300.0
+    short = parse_manager_options(["--failed-runner-recycle-age=7s"], ENV)
+    assert controllers_options(short, version="dev").failed_runner_recycle_age == 7.0
 
 
 def test_build_version_from_the_environment() -> None:

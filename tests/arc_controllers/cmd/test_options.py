@@ -152,3 +152,15 @@ def test_go_bools() -> None:
     assert not any(parse_go_bool(f) for f in ("0", "f", "F", "FALSE", "false", "False"))
     with pytest.raises(ValueError):
         parse_go_bool("yes")
+
+
+def test_failed_runner_recycle_age_flag_arc_3014() -> None:
+    """Our ``--failed-runner-recycle-age`` (a Go duration): 300 s by default, above 0 or exit 1."""
+    assert parse_manager_options([], ENV).failed_runner_recycle_age == 300.0
+    assert parse_manager_options(["--failed-runner-recycle-age=5s"], ENV).failed_runner_recycle_age == 5.0
+    assert parse_manager_options(["--failed-runner-recycle-age", "2m"], ENV).failed_runner_recycle_age == 120.0
+    for bad in ("0s", "-1s"):
+        with pytest.raises(StartupError) as info:
+            parse_manager_options([f"--failed-runner-recycle-age={bad}"], ENV)
+        assert info.value.exit_code == 1
+        assert "--failed-runner-recycle-age" in str(info.value)

@@ -329,12 +329,16 @@ async def test_runner_pod_deleted_mid_job_fails_the_job(tmp_path: Path) -> None:
             assert board.asks >= 3
 
         await eventually(running_a_job, timeout=10)
+        assert kubelet.busy_runner_pods() == {"r4": (NS, 11)}
+        assert kubelet.counters.runners_with_job == {"r4"}  # counted as soon as the job is taken
         await client.delete(await client.get(POD, ObjectKey(NS, "r4")))
 
         async def failed() -> None:
             assert board.results == ["failed"]
 
         await eventually(failed, timeout=10)
+        assert kubelet.counters.jobs_cut == {11: "r4"}
+        assert kubelet.busy_runner_pods() == {}
     finally:
         await kubelet.stop()
 

@@ -6,13 +6,14 @@ import io
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arc_controllers.cmd.sim import main as sim_main
 from arc_controllers.cmd.sim.main import plot_if_possible
 from arc_controllers.cmd.sim.progress import Progress, format_sample
-from arc_controllers.cmd.sim.report import Sample, Timeline, percentile, render_summary, summarize, write_plot
+from arc_controllers.cmd.sim.report import Sample, Summary, Timeline, percentile, render_summary, summarize, write_plot
 
 
 def _timeline() -> Timeline:
@@ -110,3 +111,90 @@ def test_plot_if_possible_does_not_hide_other_missing_modules(monkeypatch: pytes
     monkeypatch.setattr(sim_main, "write_plot", broken)
     with pytest.raises(ModuleNotFoundError):
         plot_if_possible(_timeline(), tmp_path / "p.png", title="t")
+
+
+def _field_timeline() -> Timeline:
+    tl = Timeline()
+    for rid in (1, 2, 3):
+        tl.job_queued(rid, 0, f"job-{rid - 1}")
+        tl.job_started(rid, 1)
+    tl.job_done(1, 3)
+    tl.job_done(2, 2, "failed")
+    tl.jobs[2].reason, tl.jobs[2].expected = "runner pod r2 deleted mid-job by the scenario (ARC #4588)", True
+    tl.job_done(3, 4, "failed")
+    tl.jobs[3].reason = "runner pod r3 deleted mid-job, not by the scenario"
+    return tl
+
+
+def _field_summary(tl: Timeline, **overrides: Any) -> Summary:
+    fields: dict[str, Any] = {
+        "scenario": "field",
+        "jobs_total": 3,
+        "duration": 10.0,
+        "runners_created": 7,
+        "runners_with_job": 3,
+        "idle_allowance": 0,
+        "controller_requests": 100,
+        "actions_requests": 50,
+        "listener_starts": 2,
+        "failed_runners": {"InvalidPod": 4},
+        "failed_runners_recycled": 4,
+        "conditions_seen": {"AutoscalingRunnerSet Ready=False Forbidden": 12.0},
+        "actions_faults": {"create_session 409": 3, "refresh_session 404": 1, "get_message 200 empty": 2},
+    }
+    fields.update(overrides)
+    return summarize(tl, **fields)
+
+
+def test_failed_jobs_are_done_listed_with_their_reason_and_unexpected_ones_fail_the_run() -> None:
+    s = _field_summary(_field_timeline())
+    assert s.jobs_done == 3
+    assert s.all_done
+    assert s.failed_jobs == {
+        "job-1": "runner pod r2 deleted mid-job by the scenario (ARC #4588)",
+        "job-2": "runner pod r3 deleted mid-job, not by the scenario",
+    }
+    assert s.unexpected_failures == 1
+    assert not s.passed
+    text = render_summary(s)
+    assert "3/3 (1 succeeded, 2 failed)" in text
+    assert "failed: job-1" in text
+    assert "by the scenario" in text
+
+
+def test_recycled_failed_runners_are_not_beyond_demand_but_are_printed() -> None:
+    tl = _field_timeline()
+    tl.jobs[3].expected = True
+    s = _field_summary(tl)
+    assert s.passed
+    assert s.runners_beyond_demand == 0  # 7 created, 3 with a job, 4 Failed without one and recycled
+    kept = _field_summary(tl, failed_runners_recycled=3)  # one Failed runner still there at the end
+    assert kept.runners_beyond_demand == 1
+    text = render_summary(s)
+    assert "Failed runners seen" in text
+    assert "4 (InvalidPod x4); 4 recycled without a job" in text
+    assert "2 (1 restarts)" in text
+    assert "create_session 409 x3" in text
+    assert "refresh_session 404 x1" in text
+    assert "get_message 200 empty x2" in text
+    assert "AutoscalingRunnerSet Ready=False Forbidden (t=12s)" in text
+
+
+def test_no_conditions_and_no_failures_print_as_such() -> None:
+    s = summarize(
+        _timeline(),
+        scenario="t",
+        jobs_total=5,
+        duration=1.0,
+        runners_created=4,
+        runners_with_job=4,
+        idle_allowance=0,
+        controller_requests=1,
+        actions_requests=1,
+        listener_starts=1,
+    )
+    text = render_summary(s)
+    assert "conditions seen" in text
+    assert "none seen" in text
+    assert "Failed runners seen" in text
+    assert s.listener_restarts == 0

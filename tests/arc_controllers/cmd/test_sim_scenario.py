@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from arc_controllers.cmd.sim.objects import autoscaling_runner_set
 from arc_controllers.cmd.sim.scenario import (
+    DeleteRunnerPodEvent,
+    ForgetSessionEvent,
+    KillListenerEvent,
+    RefuseRunnerPodsEvent,
     RestartEvent,
     RolloutEvent,
     ScenarioError,
@@ -15,6 +20,7 @@ from arc_controllers.cmd.sim.scenario import (
     parse_scenario,
     plan_jobs,
 )
+from arc_controllers.cmd.sim.system import manager_options_for
 
 
 def test_shipped_scenarios_load() -> None:
@@ -67,6 +73,11 @@ def test_plan_is_ordered_and_seeded() -> None:
         ("name: [unclosed\n", "not valid YAML"),
         ("name: x\narrivals: [{count: 100000000}]\n", "arrivals.0.count"),
         ("name: x\narrivals: [{count: 6000}, {count: 6000}]\n", "at most 10000"),
+        ("name: x\narrivals: [{count: 1}]\nevents: [{at: 1, action: refuseRunnerPods, for: 0}]\n", "events.0"),
+        ("name: x\narrivals: [{count: 1}]\nevents: [{at: 1, action: deleteRunnerPod, within: 0}]\n", "within"),
+        ("name: x\narrivals: [{count: 1}]\nfaults: [{endpoint: get_message, kind: empty}]\n", "faults.0.kind"),
+        ("name: x\narrivals: [{count: 1}]\nfailedRunnerRecycleAge: 0\n", "failedRunnerRecycleAge"),
+        ("name: x\narrivals: [{count: 1}]\nscaleSet: {listenerEnv: {'A B': '1'}}\n", "not an environment variable"),
     ],
 )
 def test_bad_scenarios_name_the_problem(text: str, needle: str) -> None:
@@ -95,3 +106,54 @@ def test_crds_generated_outside_a_checkout_match_the_checkout(tmp_path: Path) ->
     checkout = Path(__file__).resolve().parents[3] / "config" / "crd"
     for kind in KINDS:
         assert render(generate(kind)) == (checkout / crd_file_name(kind)).read_text()
+
+
+def test_field_scenario_runs_every_failure_of_issue_19() -> None:
+    """``field``: a listener killed with a live session, a forgotten session, empty polls,
+    pods refused at admission for a window, a pod deleted mid-job; Failed runners recycled fast."""
+    field = load_scenario("field")
+    kinds = {type(e) for e in field.events}
+    assert kinds == {KillListenerEvent, ForgetSessionEvent, RefuseRunnerPodsEvent, DeleteRunnerPodEvent}
+    assert [(f.endpoint, f.kind) for f in field.faults] == [("get_message", "empty_body")]
+    refuse = next(e for e in field.events if isinstance(e, RefuseRunnerPodsEvent))
+    assert refuse.duration > 0
+    assert field.failed_runner_recycle_age is not None
+    assert field.failed_runner_recycle_age < refuse.duration
+    # jobs keep arriving after the last event, so each failure meets live demand
+    last_event = max(e.at for e in field.events)
+    assert max(j.at for j in plan_jobs(field)) > last_event
+    assert field.scale_set.listener_env == {"LISTENER_SESSION_CONFLICT_RETRY_INTERVAL": "1"}
+    kill = next(e for e in field.events if isinstance(e, KillListenerEvent))
+    assert kill.conflicts_before_expiry >= 1  # the next listener meets a 409 however slow it starts
+    # the kill comes before the first job: no runner finishes while replicas are stale
+    assert kill.at < min(a.at for a in field.arrivals)
+
+
+def test_new_events_parse_with_their_defaults() -> None:
+    text = (
+        "name: x\narrivals: [{count: 1}]\nevents:\n"
+        "  - {at: 1, action: forgetSession}\n"
+        "  - {at: 2, action: refuseRunnerPods, for: 7.5}\n"
+        "  - {at: 3, action: deleteRunnerPod}\n"
+        "faults: [{at: 4, endpoint: get_message, kind: empty_body, times: 2}]\n"
+    )
+    s = parse_scenario(text)
+    forget, refuse, delete = s.events
+    assert isinstance(forget, ForgetSessionEvent)
+    assert isinstance(refuse, RefuseRunnerPodsEvent)
+    assert refuse.duration == 7.5
+    assert isinstance(delete, DeleteRunnerPodEvent)
+    assert delete.within == 60.0
+    assert s.faults[0].kind == "empty_body"
+    assert s.failed_runner_recycle_age is None
+
+
+def test_recycle_age_reaches_the_controller_and_listener_env_the_template() -> None:
+    field = load_scenario("field")
+    assert manager_options_for(field, "info").failed_runner_recycle_age == field.failed_runner_recycle_age
+    assert manager_options_for(load_scenario("default"), "info").failed_runner_recycle_age == 300.0
+    ars = autoscaling_runner_set(field, "https://github.com/o", "secret")
+    container = ars["spec"]["listenerTemplate"]["spec"]["containers"][0]
+    env = [{"name": "LISTENER_SESSION_CONFLICT_RETRY_INTERVAL", "value": "1"}]
+    assert container == {"name": "listener", "env": env}
+    assert "listenerTemplate" not in autoscaling_runner_set(load_scenario("default"), "u", "s")["spec"]

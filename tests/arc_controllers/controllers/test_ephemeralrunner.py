@@ -93,12 +93,14 @@ def queue(actions: FakeActions) -> RecordingQueue:
     return RecordingQueue(actions)
 
 
-def reconciler(cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue | None) -> EphemeralRunnerReconciler:
+def reconciler(
+    cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue | None, **fields: Any
+) -> EphemeralRunnerReconciler:
     async def factory(_: Any) -> FakeActions:
         return actions
 
     return EphemeralRunnerReconciler(
-        client=cluster.client(), actions=factory, unregistration_queue=queue, clock=lambda: NOW
+        client=cluster.client(), actions=factory, unregistration_queue=queue, clock=lambda: NOW, **fields
     )
 
 
@@ -618,3 +620,26 @@ async def test_failed_runner_is_recycled_at_its_recycle_age_arc_3014(
     cluster.requests.clear()
     await reconciler(cluster, actions, queue).reconcile(REQ)  # 300 s old
     assert "delete EphemeralRunner" in writes(cluster)
+
+
+async def test_failed_runner_recycle_age_is_an_option_arc_3014(
+    cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
+) -> None:
+    """``failed_recycle_age`` (seconds; the manager's ``--failed-runner-recycle-age``) replaces the 300 s."""
+    make_runner(cluster, phase="Failed", reason="InvalidPod", runnerId=1)
+    cluster.store[("EphemeralRunner", NS, NAME)]["metadata"]["creationTimestamp"] = "2026-06-01T11:59:40Z"
+    result = await reconciler(cluster, actions, queue, failed_recycle_age=30.0).reconcile(REQ)  # 20 s old
+    assert result.requeue_after == 10.0
+    assert "delete EphemeralRunner" not in writes(cluster)
+    cluster.store[("EphemeralRunner", NS, NAME)]["metadata"]["creationTimestamp"] = "2026-06-01T11:59:30Z"
+    cluster.requests.clear()
+    await reconciler(cluster, actions, queue, failed_recycle_age=30.0).reconcile(REQ)  # 30 s old
+    assert "delete EphemeralRunner" in writes(cluster)
+
+
+@pytest.mark.parametrize("age", [0.0, -1.0, float("inf"), float("nan")])
+def test_failed_runner_recycle_age_must_be_positive_seconds(
+    cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue, age: float
+) -> None:
+    with pytest.raises(ValueError, match="failed_recycle_age must be seconds > 0"):
+        reconciler(cluster, actions, queue, failed_recycle_age=age)

@@ -109,24 +109,35 @@ def _int(request: web.Request, name: str) -> int:
 
 @web.middleware
 async def _faults_and_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Count the request, fire matching faults, map errors to exception bodies."""
+    """Count the request and its answer's status, fire matching faults, map errors to exception bodies."""
     route = request.match_info.route.name or ""
     endpoint = route.split(".")[0]
-    if endpoint and not endpoint.startswith("control_"):
-        for fault in _ctx(request).faults.take(endpoint):
-            if fault.kind == "latency":
-                await asyncio.sleep(fault.delay)
-            elif fault.kind == "drop":
-                if request.transport is not None:
-                    request.transport.abort()
-                raise asyncio.CancelledError
-            elif fault.kind == "empty_body":
-                return web.Response(status=200, body=b"", content_type="application/json")
-            else:
-                headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
-                if fault.type_name:
-                    return _exception(fault.status, fault.type_name, fault.message, headers)
-                return web.Response(status=fault.status, text=fault.message, headers=headers)
+    if not endpoint or endpoint.startswith("control_"):
+        return await _answer(request, handler)
+    faults = _ctx(request).faults
+    for fault in faults.take(endpoint):
+        if fault.kind == "latency":
+            await asyncio.sleep(fault.delay)
+        elif fault.kind == "drop":
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError
+        elif fault.kind == "empty_body":
+            faults.answers[(endpoint, 200)] += 1
+            return web.Response(status=200, body=b"", content_type="application/json")
+        else:
+            faults.answers[(endpoint, fault.status)] += 1
+            headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+            if fault.type_name:
+                return _exception(fault.status, fault.type_name, fault.message, headers)
+            return web.Response(status=fault.status, text=fault.message, headers=headers)
+    response = await _answer(request, handler)
+    faults.answers[(endpoint, response.status)] += 1
+    return response
+
+
+async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The handler's answer, errors mapped to exception bodies."""
     try:
         return await handler(request)
     except FakeError as err:

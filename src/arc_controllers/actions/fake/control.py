@@ -79,6 +79,8 @@ class FaultInjector:
         """Requests received per endpoint (route name)."""
         self.fired: Counter[str] = Counter()
         """Faults fired per endpoint."""
+        self.answers: Counter[tuple[str, int]] = Counter()
+        """Answers sent per (endpoint, HTTP status), injected ones included (an empty 200 counts as 200)."""
         self._ids = itertools.count(1)
 
     def add(
@@ -141,6 +143,7 @@ class FaultInjector:
             "faults": [f.to_json() for f in self.faults],
             "requests": dict(self.requests),
             "fired": dict(self.fired),
+            "answers": {f"{endpoint} {status}": n for (endpoint, status), n in sorted(self.answers.items())},
         }
 
 

@@ -216,6 +216,8 @@ class KubeletCounters:
     runners_with_job: set[str] = field(default_factory=set)
     runner_images: dict[str, int] = field(default_factory=dict)
     """Runner pods started, by the image of their first container (shows a rollout)."""
+    jobs_cut: dict[int, str] = field(default_factory=dict)
+    """Jobs whose runner pod went away while they ran (the job failed), by request id: the pod's name."""
 
 
 class Kubelet:
@@ -256,6 +258,7 @@ class Kubelet:
         self._handled: set[str] = set()
         self._watchers: list[asyncio.Task[None]] = []
         self._listeners: dict[str, asyncio.subprocess.Process] = {}
+        self._busy: dict[str, tuple[str, int]] = {}
         self.counters = KubeletCounters()
         """Pods and processes seen so far."""
 
@@ -286,6 +289,10 @@ class Kubelet:
                 proc.kill()
                 killed += 1
         return killed
+
+    def busy_runner_pods(self) -> dict[str, tuple[str, int]]:
+        """Runner pods in the middle of a job: pod name → (namespace, the job's request id)."""
+        return dict(self._busy)
 
     def listener_pids(self) -> dict[str, int]:
         """The running listener processes' ids, by pod name (for RSS and CPU sampling)."""
@@ -394,14 +401,27 @@ class Kubelet:
                 log.warning("runner pod has no JIT config", pod=name)
                 await self._set_status(pod, terminated_status(pod, 1))
                 return
-            runner = SimulatedRunner(name=name, jit_config=jit_config, board=self._board)
-            exit_code = await runner.run(online=functools.partial(self._set_status, pod, running_status(pod)))
-            if runner.took_job:
-                self.counters.runners_with_job.add(name)
+            runner = SimulatedRunner(
+                name=name, jit_config=jit_config, board=self._board, on_job=functools.partial(self._job_taken, pod)
+            )
+            try:
+                exit_code = await runner.run(online=functools.partial(self._set_status, pod, running_status(pod)))
+            except asyncio.CancelledError:  # the pod was deleted (or the kubelet stopped)
+                if name in self._busy:
+                    self.counters.jobs_cut[self._busy[name][1]] = name
+                raise
+            self._busy.pop(name, None)
             await self._set_status(pod, terminated_status(pod, exit_code))
         finally:
+            self._busy.pop(name, None)
             self.counters.live_runner_pods -= 1
             log.debug("runner pod ended", pod=f"{namespace}/{name}")
+
+    def _job_taken(self, pod: Mapping[str, Any], request_id: int) -> None:
+        """The runner of ``pod`` took the job ``request_id``."""
+        name = pod["metadata"]["name"]
+        self.counters.runners_with_job.add(name)
+        self._busy[name] = (pod["metadata"]["namespace"], request_id)
 
     async def _jit_config(self, pod: Mapping[str, Any]) -> str | None:
         """The runner container's ``ACTIONS_RUNNER_INPUT_JITCONFIG``, resolved from its secret."""
@@ -491,12 +511,15 @@ class SimulatedRunner:
     Python only: stands in for the Actions runner binary (``run.sh`` with a JIT config).
     """
 
-    def __init__(self, *, name: str, jit_config: str, board: JobBoard) -> None:
+    def __init__(
+        self, *, name: str, jit_config: str, board: JobBoard, on_job: Callable[[int], None] | None = None
+    ) -> None:
         self.name = name
         self._jit_config = jit_config
         self._board = board
+        self._on_job = on_job
         self.took_job = False
-        """Whether this runner took (and ran) a job."""
+        """Whether this runner took a job (it may have been cut short)."""
 
     async def run(self, *, online: Callable[[], Awaitable[bool]]) -> int:
         """Register, report ``online()`` (False: the pod is gone, stop), run one job; return the exit code.
@@ -520,6 +543,8 @@ class SimulatedRunner:
                 break
             await asyncio.sleep(_POLL)
         self.took_job = True
+        if self._on_job is not None:
+            self._on_job(int(job.request_id))
         try:
             await asyncio.sleep(self._board.job_duration(int(job.request_id)))
         except asyncio.CancelledError:  # the pod went away mid-job: the service fails the job

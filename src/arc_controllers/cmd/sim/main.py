@@ -30,6 +30,7 @@ from typing import Any, TextIO
 import structlog
 
 from arc_controllers.actions.fake import FakeActionsService
+from arc_controllers.api.v1alpha1 import AUTOSCALING_LISTENER
 from arc_controllers.cmd._logging import configure_manager_logging
 from arc_controllers.cmd.sim.kubelet import Kubelet
 from arc_controllers.cmd.sim.objects import (
@@ -39,13 +40,20 @@ from arc_controllers.cmd.sim.objects import (
     autoscaling_runner_set,
     crd_folder,
     create_if_absent,
+    delete_pod,
     delete_scale_set,
+    label_namespace,
     rollout_runner_image,
 )
 from arc_controllers.cmd.sim.progress import Progress
 from arc_controllers.cmd.sim.report import Sample, Summary, Timeline, render_summary, summarize, write_plot
 from arc_controllers.cmd.sim.scenario import (
+    RESTRICTED_LABEL,
+    DeleteRunnerPodEvent,
+    Fault,
+    ForgetSessionEvent,
     KillListenerEvent,
+    RefuseRunnerPodsEvent,
     RestartEvent,
     RolloutEvent,
     Scenario,
@@ -54,10 +62,17 @@ from arc_controllers.cmd.sim.scenario import (
     load_scenario,
     plan_jobs,
 )
-from arc_controllers.cmd.sim.system import InProcessController, ServiceBoard, manager_options_for, sample_system
+from arc_controllers.cmd.sim.system import (
+    InProcessController,
+    ServiceBoard,
+    conditions_of,
+    manager_options_for,
+    sample_system,
+)
 from reconcilekit.client import new_client
-from reconcilekit.client.interfaces import WithWatch
+from reconcilekit.client.interfaces import ObjectKey, WithWatch
 from reconcilekit.config import RestConfig, load_rest_config
+from reconcilekit.errors import is_not_found
 
 __all__ = ["ARS", "SimResult", "SimulationError", "main", "plot_if_possible", "run_simulation"]
 
@@ -68,6 +83,9 @@ LISTENER_READY_TIMEOUT = 90.0
 
 DRAIN_TIMEOUT = 30.0
 """Seconds after the last job for the runners to go back to ``minRunners``."""
+
+_POLL = 0.2
+"""Seconds between two looks while an event waits for the state it acts on."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -118,6 +136,18 @@ class _Run:
     board: ServiceBoard
     t0: float = 0.0
     runner_names: set[str] = dataclasses.field(default_factory=set)
+    runners_now: set[str] = dataclasses.field(default_factory=set)
+    """EphemeralRunners of the last sample."""
+    failed_runners: dict[str, str] = dataclasses.field(default_factory=dict)
+    """EphemeralRunners seen Failed: name → ``status.reason``."""
+    deleted_pods: set[str] = dataclasses.field(default_factory=set)
+    """Runner pods the scenario deleted mid-job (their jobs' failures are its purpose)."""
+    conditions: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Conditions seen on the scale set and its listener → first t."""
+    refusing: bool = False
+    """The runner namespace carries the PodSecurity label of `RefuseRunnerPodsEvent`."""
+    conflicts_at_kill: int = 0
+    """Session creates answered 409 before the last `KillListenerEvent`."""
 
     def clock(self) -> float:
         return time.monotonic() - self.t0
@@ -128,22 +158,79 @@ class _Run:
             delay = job.at - self.clock()
             if delay > 0:
                 await asyncio.sleep(delay)
-            queued = self.fake.queue_job(labels=labels, jobDisplayName=f"job-{job.index}")
+            name = f"job-{job.index}"
+            queued = self.fake.queue_job(labels=labels, jobDisplayName=name)
             self.board.durations[queued.request_id] = job.duration
-            self.timeline.job_queued(queued.request_id, self.clock())
+            self.timeline.job_queued(queued.request_id, self.clock(), name)
 
     async def events(self) -> None:
-        plan: list[tuple[float, Any]] = [(e.at, e) for e in self.scenario.events]
-        plan += [(f.at, f) for f in self.scenario.faults]
-        plan.sort(key=lambda x: x[0])
-        for at, item in plan:
-            delay = at - self.clock()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            began = self.clock()
-            label = await self._apply(item)
-            self.timeline.events.append((began, label))
-            self.progress.note(f"t={self.clock():5.0f}s  >> {label}")
+        """Each event and fault at its time; one that lasts (a window, a wait) does not hold back the others."""
+        plan: list[tuple[float, Callable[[], Awaitable[str]]]] = []
+        for item in [*self.scenario.events, *self.scenario.faults]:
+            plan += self._steps(item)
+        await asyncio.gather(*(self._at(at, step) for at, step in plan))
+
+    async def _at(self, at: float, step: Callable[[], Awaitable[str]]) -> None:
+        delay = at - self.clock()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        began = self.clock()
+        label = await step()
+        self.timeline.events.append((began, label))
+        self.progress.note(f"t={self.clock():5.0f}s  >> {label}")
+
+    def _steps(self, item: Any) -> list[tuple[float, Callable[[], Awaitable[str]]]]:
+        """What the scenario item does, as (time, step) pairs."""
+        if isinstance(item, KillListenerEvent):
+            orphaned: list[int] = []
+            return [
+                (item.at, lambda: self._kill_listeners(orphaned)),
+                (item.at + item.session_expires_after, lambda: self._expire_sessions(orphaned, item)),
+            ]
+        if isinstance(item, RefuseRunnerPodsEvent):
+            return [(item.at, lambda: self._refuse_runner_pods(True)), (item.at + item.duration, self._admit)]
+        return [(item.at, lambda: self._apply(item))]
+
+    async def _kill_listeners(self, orphaned: list[int]) -> str:
+        self.conflicts_at_kill = self._conflicts()
+        orphaned.extend(self.fake.state.sessions)
+        n = await self.kubelet.kill_listeners()
+        return f"killed {n} listener process(es) with a live session"
+
+    def _conflicts(self) -> int:
+        """Session creates the fake has answered 409 so far."""
+        return self.fake.faults.answers[("create_session", 409)]
+
+    async def _expire_sessions(self, orphaned: list[int], kill: KillListenerEvent) -> str:
+        wanted = self.conflicts_at_kill + kill.conflicts_before_expiry
+        await self._wait_for(
+            f"{kill.conflicts_before_expiry} session conflicts of the next listener",
+            LISTENER_READY_TIMEOUT,
+            lambda: self._conflicts() >= wanted,
+        )
+        met = self._conflicts() - self.conflicts_at_kill
+        expired = sum(self.fake.expire_session(scale_set_id) for scale_set_id in orphaned)
+        return f"the service dropped {expired} orphaned session(s); the next listener met {met} conflict(s)"
+
+    async def _refuse_runner_pods(self, refuse: bool) -> str:
+        ns = self.scenario.scale_set.namespace
+        await label_namespace(self.client, ns, RESTRICTED_LABEL, "restricted" if refuse else None)
+        self.refusing = refuse
+        if refuse:
+            return f"namespace {ns}: {RESTRICTED_LABEL}=restricted (runner pods refused at admission)"
+        return f"namespace {ns}: PodSecurity label removed (runner pods admitted)"
+
+    async def _admit(self) -> str:
+        return await self._refuse_runner_pods(False)
+
+    async def _wait_for(self, what: str, within: float, found: Callable[[], Any]) -> Any:
+        """``found()`` once it is truthy, looked at every `_POLL` seconds for ``within`` seconds."""
+        deadline = time.monotonic() + within
+        while not (value := found()):
+            if time.monotonic() > deadline:
+                raise SimulationError(f"no {what} within {within:g} s")
+            await asyncio.sleep(_POLL)
+        return value
 
     async def _apply(self, item: Any) -> str:
         if isinstance(item, RolloutEvent):
@@ -155,30 +242,65 @@ class _Run:
             await asyncio.sleep(item.down_for)
             await self.controller.start()
             return f"controller restarted ({item.down_for:g} s down)"
-        if isinstance(item, KillListenerEvent):
-            orphaned = list(self.fake.state.sessions)
-            n = await self.kubelet.kill_listeners()
-            self.progress.note(f"t={self.clock():5.0f}s  >> killed {n} listener process(es)")
-            await asyncio.sleep(item.session_expires_after)
-            for scale_set_id in orphaned:
+        if isinstance(item, ForgetSessionEvent):
+            sessions = await self._wait_for(
+                "live message session", LISTENER_READY_TIMEOUT, lambda: self.fake.state.sessions
+            )
+            for scale_set_id in list(sessions):
                 self.fake.expire_session(scale_set_id)
-            return f"listener killed; its session expired after {item.session_expires_after:g} s"
+            return "the service forgot the live session (next poll 401, refresh 404)"
+        if isinstance(item, DeleteRunnerPodEvent):
+            busy = await self._wait_for("runner with a job running", item.within, self.kubelet.busy_runner_pods)
+            name = min(busy)
+            namespace, request_id = busy[name]
+            self.deleted_pods.add(name)
+            await delete_pod(self.client, namespace, name)
+            return f"runner pod {name} deleted mid-job (request {request_id})"
+        return self._inject(item)
+
+    def _inject(self, item: Fault) -> str:
         if item.kind == "latency":
             self.fake.inject_latency(item.endpoint, item.seconds, times=item.times)
             return f"fault: {item.endpoint} +{item.seconds:g} s"
         if item.kind == "drop":
             self.fake.inject_drop(item.endpoint, times=item.times)
             return f"fault: {item.endpoint} dropped"
+        if item.kind == "empty_body":
+            self.fake.inject_empty_body(item.endpoint, times=item.times)
+            return f"fault: {item.endpoint} -> 200 with an empty body"
         self.fake.inject_status(item.endpoint, item.status, times=item.times, retry_after=item.retry_after)
         return f"fault: {item.endpoint} -> {item.status}"
 
     async def take_sample(self) -> Sample:
         listed = await self.client.list(ER, namespace=self.scenario.scale_set.namespace)
-        self.runner_names.update(r["metadata"]["name"] for r in listed.items)
+        self.runners_now = {r["metadata"]["name"] for r in listed.items}
+        self.runner_names.update(self.runners_now)
+        for r in listed.items:
+            status = r.get("status") or {}
+            if status.get("phase") == "Failed":
+                self.failed_runners.setdefault(r["metadata"]["name"], str(status.get("reason") or "no reason"))
+        await self._look_at_conditions()
         sample = sample_system(self.clock(), listed.items, self.fake)
         self.timeline.samples.append(sample)
         self.progress.show(sample)
         return sample
+
+    async def _look_at_conditions(self) -> None:
+        """Record the conditions of the AutoscalingRunnerSet and its AutoscalingListener, if they carry any."""
+        ss = self.scenario.scale_set
+        objs: list[dict[str, Any]] = []
+        try:
+            objs.append(await self.client.get(ARS, ObjectKey(ss.namespace, ss.name)))
+        except Exception as err:
+            if not is_not_found(err):
+                raise
+        listeners = await self.client.list(AUTOSCALING_LISTENER, namespace=ss.controller_namespace)
+        objs += [
+            item for item in listeners.items if (item.get("spec") or {}).get("autoscalingRunnerSetName") == ss.name
+        ]
+        for obj in objs:
+            for seen in conditions_of(obj):
+                self.conditions.setdefault(seen, self.clock())
 
     def all_jobs_finished(self) -> bool:
         planned = self.scenario.total_jobs
@@ -269,8 +391,8 @@ async def run_simulation(
             await _drive(run)
             progress.finish()
             requests_by_kind = {f"{verb} {resource}": n for (verb, resource), n in controller.request_counts().items()}
-            duration = run.clock()
-    summary = _summary_of(run, duration, requests_by_kind)
+            # before the teardown stops the runner pods (a job cut short there is not the run's)
+            summary = _summary_of(run, run.clock(), requests_by_kind)
     await asyncio.to_thread(_write_summary, out_dir / "summary.json", summary)
     plot = await asyncio.to_thread(
         plot_if_possible, timeline, out_dir / f"{scenario.name}.png", title=f"arc-sim: {scenario.name}"
@@ -304,8 +426,33 @@ async def _start_kubelet(
 
 
 def _summary_of(run: _Run, duration: float, requests_by_kind: dict[str, int]) -> Summary:
-    """The run's figures: jobs, runners, waits and requests (``duration`` in seconds from the first job)."""
+    """The run's figures: jobs, runners, waits and requests (``duration`` in seconds from the first job).
+
+    A failed job gets its reason: its runner pod deleted mid-job, by the scenario (expected)
+    or not. A Failed runner that held no job and is gone by the end was recycled.
+    """
     counters = run.kubelet.counters
+    for request_id, job in run.timeline.jobs.items():
+        if job.done is None or job.result == "succeeded":
+            continue
+        pod = counters.jobs_cut.get(request_id)
+        if pod is None:
+            job.reason = f"{job.result} (no runner pod deletion seen)"
+        elif pod in run.deleted_pods:
+            job.reason, job.expected = f"runner pod {pod} deleted mid-job by the scenario (ARC #4588)", True
+        else:
+            job.reason = f"runner pod {pod} deleted mid-job, not by the scenario"
+    failed_by_reason: dict[str, int] = {}
+    for reason in run.failed_runners.values():
+        failed_by_reason[reason] = failed_by_reason.get(reason, 0) + 1
+    recycled = [
+        name for name in run.failed_runners if name not in run.runners_now and name not in counters.runners_with_job
+    ]
+    faults = {f"{endpoint} {status}": n for (endpoint, status), n in run.fake.faults.answers.items() if status >= 400}
+    for fault in run.fake.faults.faults:
+        if fault.kind == "empty_body" and fault.fired:
+            key = f"{fault.endpoint} 200 empty"
+            faults[key] = faults.get(key, 0) + fault.fired
     return summarize(
         run.timeline,
         scenario=run.scenario.name,
@@ -319,6 +466,10 @@ def _summary_of(run: _Run, duration: float, requests_by_kind: dict[str, int]) ->
         listener_starts=counters.listener_starts,
         runner_images=counters.runner_images,
         controller_requests_by_kind=requests_by_kind,
+        failed_runners=failed_by_reason,
+        failed_runners_recycled=len(recycled),
+        conditions_seen=run.conditions,
+        actions_faults=faults,
     )
 
 
@@ -431,6 +582,9 @@ async def _drive(run: _Run) -> None:
         for task in background:
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)
+        if run.refusing:  # the run ended inside a refusal window: leave the namespace admitting pods
+            with contextlib.suppress(Exception):
+                await run._admit()
 
 
 # -- the command -------------------------------------------------------------------------------
@@ -507,5 +661,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"arc-sim: plot {result.plot}")
     if not result.summary.all_done:
         print("arc-sim: jobs were left undone", file=sys.stderr)
+        return 1
+    if not result.summary.passed:
+        print("arc-sim: jobs failed that the scenario did not make fail", file=sys.stderr)
         return 1
     return 0

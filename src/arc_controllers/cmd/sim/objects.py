@@ -6,14 +6,16 @@ Python only: the simulation has no Go counterpart.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Any
 
-from arc_controllers.api.v1alpha1 import AUTOSCALING_RUNNER_SET, EPHEMERAL_RUNNER
+from arc_controllers.api.v1alpha1 import AUTOSCALING_RUNNER_SET, EPHEMERAL_RUNNER, POD
 from arc_controllers.cmd.sim.progress import Progress
 from arc_controllers.cmd.sim.scenario import Scenario
 from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey, WithWatch
+from reconcilekit.client.patch import raw_patch
 from reconcilekit.errors import is_already_exists, is_conflict, is_not_found
 
 __all__ = [
@@ -23,7 +25,9 @@ __all__ = [
     "autoscaling_runner_set",
     "crd_folder",
     "create_if_absent",
+    "delete_pod",
     "delete_scale_set",
+    "label_namespace",
     "rollout_runner_image",
 ]
 
@@ -62,6 +66,7 @@ def autoscaling_runner_set(
 
     ``scheduler_name`` (existing clusters) goes into the runner and listener pod templates so
     that no real scheduler, hence no real kubelet, picks the pods up: the simulator runs them.
+    The scale set's ``listenerEnv`` goes into the listener template's ``listener`` container.
     """
     ss = scenario.scale_set
     runner_pod: dict[str, Any] = {
@@ -69,15 +74,14 @@ def autoscaling_runner_set(
         "containers": [{"name": "runner", "image": ss.runner_image, "command": ["/home/runner/run.sh"]}],
     }
     extra: dict[str, Any] = {}
-    if scheduler_name:
-        runner_pod["schedulerName"] = scheduler_name
-        extra["listenerTemplate"] = {
-            "spec": {
-                "schedulerName": scheduler_name,
-                "terminationGracePeriodSeconds": 60,
-                "containers": [{"name": "listener"}],
-            }
-        }
+    if scheduler_name or ss.listener_env:
+        listener: dict[str, Any] = {"name": "listener"}
+        if ss.listener_env:
+            listener["env"] = [{"name": k, "value": v} for k, v in ss.listener_env.items()]
+        listener_pod: dict[str, Any] = {"terminationGracePeriodSeconds": 60, "containers": [listener]}
+        if scheduler_name:
+            runner_pod["schedulerName"] = listener_pod["schedulerName"] = scheduler_name
+        extra["listenerTemplate"] = {"spec": listener_pod}
     return {
         "apiVersion": "actions.github.com/v1alpha1",
         "kind": "AutoscalingRunnerSet",
@@ -142,3 +146,21 @@ async def rollout_runner_image(client: WithWatch, scenario: Scenario, image: str
         except Exception as err:
             if not is_conflict(err):
                 raise
+
+
+async def label_namespace(client: WithWatch, namespace: str, key: str, value: str | None) -> None:
+    """Set the namespace's label ``key`` to ``value`` (``None``: remove it). Python only."""
+    ns = await client.get(NAMESPACE, ObjectKey("", namespace))
+    body = json.dumps({"metadata": {"labels": {key: value}}})
+    await client.patch(ns, raw_patch("application/merge-patch+json", body))
+
+
+async def delete_pod(client: WithWatch, namespace: str, name: str) -> bool:
+    """Delete the pod; ``False`` when it was already gone. Python only."""
+    try:
+        await client.delete(await client.get(POD, ObjectKey(namespace, name)))
+    except Exception as err:
+        if is_not_found(err):
+            return False
+        raise
+    return True

@@ -21,6 +21,7 @@ def format_sample(sample: Sample, *, jobs_total: int) -> str:
     return (
         f"t={sample.t:5.0f}s  runners {sample.runners_total:3d} [{phases}]  "
         f"jobs queued {sample.jobs_queued} running {sample.jobs_running} done {sample.jobs_done}/{jobs_total}"
+        + (f" ({sample.jobs_failed} failed)" if sample.jobs_failed else "")
     )
 
 

@@ -26,6 +26,8 @@ class Sample:
     jobs_queued: int
     jobs_running: int
     jobs_done: int
+    """Jobs that reached a result, whatever it is (``jobs_failed`` of them did not succeed)."""
+    jobs_failed: int = 0
 
     @property
     def runners_total(self) -> int:
@@ -41,6 +43,12 @@ class JobTimes:
     started: float | None = None
     done: float | None = None
     result: str = ""
+    name: str = ""
+    """The job's display name (``job-<n>``); empty when not known."""
+    reason: str = ""
+    """Why the job did not succeed (empty for a success)."""
+    expected: bool = False
+    """The scenario caused its failure on purpose (it deleted the job's runner pod)."""
 
 
 @dataclass(slots=True)
@@ -53,9 +61,9 @@ class Timeline:
     events: list[tuple[float, str]] = field(default_factory=list)
     """Scenario events and faults as they happened: (t, label)."""
 
-    def job_queued(self, request_id: int, t: float) -> None:
+    def job_queued(self, request_id: int, t: float, name: str = "") -> None:
         """Record a job entering the queue."""
-        self.jobs[request_id] = JobTimes(queued=t)
+        self.jobs[request_id] = JobTimes(queued=t, name=name)
 
     def job_started(self, request_id: int, t: float) -> None:
         """Record a runner taking the job."""
@@ -101,11 +109,33 @@ class Summary:
     """Runner pods started per image."""
     controller_requests_by_kind: Mapping[str, int] = field(default_factory=dict)
     """The controller's Kubernetes requests by ``"<verb> <resource>"``."""
+    failed_jobs: Mapping[str, str] = field(default_factory=dict)
+    """Jobs done without success: job name → why."""
+    unexpected_failures: int = 0
+    """Failed jobs the scenario did not cause on purpose (a run with any is a failed run)."""
+    failed_runners: Mapping[str, int] = field(default_factory=dict)
+    """EphemeralRunners seen in phase Failed, by ``status.reason``."""
+    failed_runners_recycled: int = 0
+    """Of those, runners that held no job and were gone by the end (the recycling policy at work)."""
+    conditions_seen: Mapping[str, float] = field(default_factory=dict)
+    """Status conditions seen on the scale set's objects (``"<Kind> <type>=<status> <reason>"``) → first t."""
+    actions_faults: Mapping[str, int] = field(default_factory=dict)
+    """Failure answers of the Actions service (``"<endpoint> <status>"``, empty 200s included) → count."""
 
     @property
     def all_done(self) -> bool:
-        """Every job planned finished successfully."""
+        """Every job planned reached a result (`failed_jobs` lists those that did not succeed)."""
         return self.jobs_done == self.jobs_total
+
+    @property
+    def passed(self) -> bool:
+        """Every job done and none failed except on the scenario's purpose."""
+        return self.all_done and self.unexpected_failures == 0
+
+    @property
+    def listener_restarts(self) -> int:
+        """Listener processes started after the first one."""
+        return max(0, self.listener_starts - 1)
 
     @property
     def requests_per_runner(self) -> float:
@@ -132,17 +162,35 @@ def summarize(
     listener_starts: int,
     runner_images: Mapping[str, int] | None = None,
     controller_requests_by_kind: Mapping[str, int] | None = None,
+    failed_runners: Mapping[str, int] | None = None,
+    failed_runners_recycled: int = 0,
+    conditions_seen: Mapping[str, float] | None = None,
+    actions_faults: Mapping[str, int] | None = None,
 ) -> Summary:
     """The run's summary.
 
+    A job is done once it has a result; one that did not succeed is listed with its
+    reason (`JobTimes.reason`), and counted as unexpected unless the scenario caused it.
+
     Args:
         runners_created: runners registered with the service (one JIT config each).
-        runners_with_job: runners that took a job.
+        runners_with_job: runners that took a job (one whose pod was deleted mid-job included).
         idle_allowance: idle runners the scale set is meant to keep (``minRunners``); those
             are not "beyond demand".
+        failed_runners: runners seen Failed, by reason.
+        failed_runners_recycled: Failed runners without a job that were deleted by the end:
+            the policy replaces them, so they are not "beyond demand" (they are printed).
     """
     waits = [j.started - j.queued for j in timeline.jobs.values() if j.started is not None]
-    done = sum(1 for j in timeline.jobs.values() if j.done is not None and j.result == "succeeded")
+    done = sum(1 for j in timeline.jobs.values() if j.done is not None)
+    failed = {
+        (j.name or f"request {rid}"): (j.reason or j.result)
+        for rid, j in sorted(timeline.jobs.items())
+        if j.done is not None and j.result != "succeeded"
+    }
+    unexpected = sum(
+        1 for j in timeline.jobs.values() if j.done is not None and j.result != "succeeded" and not j.expected
+    )
     peak = max((s.runners_total for s in timeline.samples), default=0)
     return Summary(
         scenario=scenario,
@@ -154,12 +202,18 @@ def summarize(
         wait_p95=percentile(waits, 95),
         runners_created=runners_created,
         runners_with_job=runners_with_job,
-        runners_beyond_demand=max(0, runners_created - runners_with_job - idle_allowance),
+        runners_beyond_demand=max(0, runners_created - runners_with_job - idle_allowance - failed_runners_recycled),
         controller_requests=controller_requests,
         actions_requests=actions_requests,
         listener_starts=listener_starts,
         runner_images=dict(runner_images or {}),
         controller_requests_by_kind=dict(controller_requests_by_kind or {}),
+        failed_jobs=failed,
+        unexpected_failures=unexpected,
+        failed_runners=dict(failed_runners or {}),
+        failed_runners_recycled=failed_runners_recycled,
+        conditions_seen=dict(conditions_seen or {}),
+        actions_faults=dict(actions_faults or {}),
     )
 
 
@@ -174,21 +228,44 @@ def _per_runner_by_verb(s: Summary) -> str:
     return ", ".join(f"{verb} {n / s.runners_created:.1f}" for verb, n in ordered)
 
 
+def _failed_runners(s: Summary) -> str:
+    total = sum(s.failed_runners.values())
+    if not total:
+        return "0"
+    return f"{total} ({_counts(s.failed_runners)}); {s.failed_runners_recycled} recycled without a job"
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{key} x{n}" for key, n in sorted(counts.items())) or "none"
+
+
+def _conditions(seen: Mapping[str, float]) -> str:
+    if not seen:
+        return "none seen"
+    return "; ".join(f"{key} (t={t:.0f}s)" for key, t in sorted(seen.items(), key=lambda kv: kv[1]))
+
+
 def render_summary(summary: Summary) -> str:
     """The summary as aligned text lines."""
     s = summary
+    failed = len(s.failed_jobs)
+    done = f"{s.jobs_done}/{s.jobs_total}" + (f" ({s.jobs_done - failed} succeeded, {failed} failed)" if failed else "")
     rows = [
         ("scenario", s.scenario),
-        ("jobs done", f"{s.jobs_done}/{s.jobs_total}" + ("" if s.all_done else "  (JOBS LEFT UNDONE)")),
+        ("jobs done", done + ("" if s.all_done else "  (JOBS LEFT UNDONE)")),
+        *((f"  failed: {name}", reason) for name, reason in s.failed_jobs.items()),
         ("duration", f"{s.duration:.1f} s"),
         ("peak runners", str(s.peak_runners)),
         ("job wait p50 / p95", f"{s.wait_p50:.2f} s / {s.wait_p95:.2f} s"),
         ("runners created", f"{s.runners_created} ({s.runners_with_job} ran a job)"),
         ("runners beyond demand", str(s.runners_beyond_demand)),
+        ("Failed runners seen", _failed_runners(s)),
         ("controller API requests per runner", f"{s.requests_per_runner:.1f} ({s.controller_requests} in all)"),
         ("  by verb, per runner", _per_runner_by_verb(s)),
         ("Actions requests per runner", f"{s.actions_per_runner:.1f} ({s.actions_requests} in all)"),
-        ("listener processes started", str(s.listener_starts)),
+        ("listener processes started", f"{s.listener_starts} ({s.listener_restarts} restarts)"),
+        ("Actions failures answered", _counts(s.actions_faults)),
+        ("conditions seen", _conditions(s.conditions_seen)),
     ]
     if len(s.runner_images) > 1:
         images = ", ".join(f"{image} x{n}" for image, n in s.runner_images.items())

@@ -12,8 +12,14 @@ A scenario is YAML (documented in the README)::
     events:
       - {at: 6, action: rolloutRunnerImage, image: ghcr.io/actions/actions-runner:2.322.0}
       - {at: 6, action: restartController, downFor: 2}
+      - {at: 8, action: killListener, sessionExpiresAfter: 5}
+      - {at: 9, action: forgetSession}
+      - {at: 10, action: refuseRunnerPods, for: 12}
+      - {at: 12, action: deleteRunnerPod}
     faults:
       - {at: 3, endpoint: generate_jit_config, status: 503, times: 2, retryAfter: "1"}
+      - {at: 4, endpoint: get_message, kind: empty_body, times: 2}
+    failedRunnerRecycleAge: 5
     timeout: 180
 
 Times are seconds from the start of the scenario (after the AutoscalingRunnerSet is
@@ -25,6 +31,7 @@ Python only: the simulation has no Go counterpart.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -35,10 +42,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 __all__ = [
     "FAULT_ENDPOINTS",
+    "RESTRICTED_LABEL",
     "Arrival",
+    "DeleteRunnerPodEvent",
     "Fault",
+    "ForgetSessionEvent",
+    "KillListenerEvent",
     "PlannedJob",
     "Range",
+    "RefuseRunnerPodsEvent",
+    "RestartEvent",
+    "RolloutEvent",
     "ScaleSetSpec",
     "Scenario",
     "ScenarioError",
@@ -47,6 +61,9 @@ __all__ = [
     "load_scenario",
     "plan_jobs",
 ]
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ScenarioError(ValueError):
@@ -83,11 +100,16 @@ class ScaleSetSpec(_Model):
     min_runners: int = Field(default=0, ge=0, alias="minRunners")
     max_runners: int = Field(default=10, ge=1, alias="maxRunners")
     runner_image: str = Field(default="ghcr.io/actions/actions-runner:2.321.0", alias="runnerImage")
+    listener_env: dict[str, str] = Field(default_factory=dict, alias="listenerEnv")
+    """Environment added to the listener container through ``listenerTemplate`` (as a chart user would)."""
 
     @model_validator(mode="after")
     def _bounds(self) -> ScaleSetSpec:
         if self.max_runners < self.min_runners:
             raise ValueError(f"maxRunners ({self.max_runners}) is below minRunners ({self.min_runners})")
+        for name in self.listener_env:
+            if not _ENV_NAME.fullmatch(name):
+                raise ValueError(f"listenerEnv: {name!r} is not an environment variable name")
         return self
 
 
@@ -124,14 +146,64 @@ class KillListenerEvent(_Model):
 
     A killed listener cannot delete its message session; the service expires it after
     ``sessionExpiresAfter`` seconds (new listeners get 409 until then, as upstream's do).
+    With ``conflictsBeforeExpiry`` the session also lives until its next listener has met
+    that many 409s, however long the listener takes to come back (a slow machine).
     """
 
     at: float = Field(ge=0)
     action: Literal["killListener"]
     session_expires_after: float = Field(default=5.0, ge=0, alias="sessionExpiresAfter")
+    conflicts_before_expiry: int = Field(default=0, ge=0, alias="conflictsBeforeExpiry")
 
 
-SimEvent = Annotated[RolloutEvent | RestartEvent | KillListenerEvent, Field(discriminator="action")]
+class ForgetSessionEvent(_Model):
+    """The Actions service forgets the listener's live message session, as after an outage of its own.
+
+    The listener's next poll is refused (401) and its session refresh answers 404, the
+    failure of ARC #4356; the listener must open a new session and keep its message cursor.
+    """
+
+    at: float = Field(ge=0)
+    action: Literal["forgetSession"]
+
+
+RESTRICTED_LABEL = "pod-security.kubernetes.io/enforce"
+"""The namespace label `RefuseRunnerPodsEvent` sets to ``restricted``."""
+
+
+class RefuseRunnerPodsEvent(_Model):
+    """Label the runners' namespace ``pod-security.kubernetes.io/enforce=restricted`` for ``for`` seconds.
+
+    kube-apiserver's PodSecurity admission then refuses every runner pod with 403 (the
+    runner template sets no security context), the case of ARC #3014, #3685, #4258: the
+    runners go Failed and are recycled (``failedRunnerRecycleAge``). The label is removed
+    afterwards and runner pods are admitted again.
+    """
+
+    at: float = Field(ge=0)
+    action: Literal["refuseRunnerPods"]
+    duration: float = Field(default=10.0, gt=0, alias="for")
+    """Seconds the namespace refuses runner pods."""
+
+
+class DeleteRunnerPodEvent(_Model):
+    """Delete the pod of a runner in the middle of its job, as a node drain or an eviction would.
+
+    The job fails on the service (as on GitHub); the runner's JIT config is spent, so the
+    controller must delete the EphemeralRunner and never relaunch the pod (ARC #4588).
+    Waits up to ``within`` seconds for a runner that is running a job.
+    """
+
+    at: float = Field(ge=0)
+    action: Literal["deleteRunnerPod"]
+    within: float = Field(default=60.0, gt=0)
+    """Seconds to wait for a runner with a job running; none by then ends the run with an error."""
+
+
+SimEvent = Annotated[
+    RolloutEvent | RestartEvent | KillListenerEvent | ForgetSessionEvent | RefuseRunnerPodsEvent | DeleteRunnerPodEvent,
+    Field(discriminator="action"),
+]
 """Something the simulator does to the system at a given time."""
 
 
@@ -168,12 +240,13 @@ class Fault(_Model):
     """A fault the fake Actions service injects from ``at`` seconds on.
 
     ``status`` answers ``endpoint`` with that HTTP status; ``latency`` delays it; ``drop``
-    closes the connection. ``times`` is how many requests are affected (``null``: all).
+    closes the connection; ``empty_body`` answers 200 with no body (a message poll's quirk,
+    ARC #4285). ``times`` is how many requests are affected (``null``: all).
     """
 
     at: float = Field(default=0.0, ge=0)
     endpoint: str
-    kind: Literal["status", "latency", "drop"] = "status"
+    kind: Literal["status", "latency", "drop", "empty_body"] = "status"
     status: int = Field(default=503, ge=400, le=599)
     seconds: float = Field(default=0.5, ge=0)
     times: int | None = Field(default=1, ge=1)
@@ -200,6 +273,8 @@ class Scenario(_Model):
     faults: list[Fault] = Field(default_factory=list)
     timeout: float = Field(default=300.0, gt=0)
     """Seconds the whole scenario may take before the run is declared failed."""
+    failed_runner_recycle_age: float | None = Field(default=None, gt=0, alias="failedRunnerRecycleAge")
+    """The controller's ``--failed-runner-recycle-age`` in seconds (``None``: its default, 300 s)."""
 
     @model_validator(mode="after")
     def _bounded(self) -> Scenario:

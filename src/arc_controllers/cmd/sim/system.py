@@ -27,6 +27,7 @@ __all__ = [
     "CONTROLLER_IMAGE",
     "InProcessController",
     "ServiceBoard",
+    "conditions_of",
     "manager_args_for",
     "manager_options_for",
     "sample_system",
@@ -148,6 +149,8 @@ def manager_args_for(scenario: Scenario, log_level: str) -> tuple[list[str], dic
         "--listener-metrics-addr=0",
         "--listener-metrics-endpoint=",
     ]
+    if scenario.failed_runner_recycle_age is not None:
+        argv.append(f"--failed-runner-recycle-age={scenario.failed_runner_recycle_age:g}s")
     environ = {
         "CONTROLLER_MANAGER_POD_NAMESPACE": scenario.scale_set.controller_namespace,
         "CONTROLLER_MANAGER_CONTAINER_IMAGE": CONTROLLER_IMAGE,
@@ -179,5 +182,22 @@ def sample_system(t: float, runners: list[dict[str, Any]], fake: FakeActionsServ
         runners=phases,
         jobs_queued=sum(1 for j in jobs if j.state in ("queued", "available", "acquired", "assigned")),
         jobs_running=sum(1 for j in jobs if j.state == "running"),
-        jobs_done=sum(1 for j in jobs if j.state == "completed" and j.result == "succeeded"),
+        jobs_done=sum(1 for j in jobs if j.state == "completed"),
+        jobs_failed=sum(1 for j in jobs if j.state == "completed" and j.result != "succeeded"),
     )
+
+
+def conditions_of(obj: dict[str, Any]) -> list[str]:
+    """``"<Kind> <type>=<status> <reason>"`` for each of the object's ``status.conditions`` (none: empty).
+
+    Read generically: any object whose status carries ``metav1.Condition`` entries.
+
+    Python only: what the summary reports as the conditions seen.
+    """
+    kind = str(obj.get("kind") or "object")
+    found = []
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type"):
+            reason = f" {c['reason']}" if c.get("reason") else ""
+            found.append(f"{kind} {c['type']}={c.get('status', '?')}{reason}")
+    return found

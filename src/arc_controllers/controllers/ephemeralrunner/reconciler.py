@@ -69,7 +69,6 @@ DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNN
 _MAX_FAILURES = constants.EPHEMERAL_RUNNER_MAX_FAILURES
 _FAILURE_BACKOFF = constants.EPHEMERAL_RUNNER_FAILURE_BACKOFF
 _QUOTA_RECREATE_AGE = timedelta(seconds=constants.EPHEMERAL_RUNNER_RESOURCE_QUOTA_RECREATE_AGE)
-_FAILED_RECYCLE_AGE = timedelta(seconds=constants.EPHEMERAL_RUNNER_FAILED_RECYCLE_AGE)
 
 _FINALIZER = constants.EPHEMERAL_RUNNER_FINALIZER_NAME
 _ACTIONS_FINALIZER = constants.EPHEMERAL_RUNNER_ACTIONS_FINALIZER_NAME
@@ -126,13 +125,24 @@ class EphemeralRunnerReconciler:
     """Publish the phase gauges (main.go: the metrics address is not "0"). Ports: PublishMetrics"""
     phase_metrics: RunnerPhaseMetrics = field(default_factory=lambda: RUNNER_PHASE_METRICS)
     """Python only: the per-runner phase bookkeeping (process-wide by default)."""
+    failed_recycle_age: float = constants.EPHEMERAL_RUNNER_FAILED_RECYCLE_AGE
+    """Seconds from its creation after which a Failed runner is deleted for the set to replace it (> 0).
+
+    Beyond: ARC #3014: the README's Failed-runner policy; the manager's ``--failed-runner-recycle-age``.
+    """
 
     writes: RunnerWrites = field(init=False, repr=False)
     resources: RunnerResources = field(init=False, repr=False)
     registration: JitRegistration = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        """Python only: build the helpers from the fields."""
+        """Python only: build the helpers from the fields.
+
+        Raises:
+            ValueError: ``failed_recycle_age`` is not a finite number of seconds above 0.
+        """
+        if not 0 < self.failed_recycle_age < float("inf"):
+            raise ValueError(f"failed_recycle_age must be seconds > 0, got {self.failed_recycle_age!r}")
         self.writes = RunnerWrites(client=self.client)
         self.resources = RunnerResources(
             client=self.client,
@@ -259,7 +269,7 @@ class EphemeralRunnerReconciler:
         return Result()
 
     async def _recycle_failed(self, runner: Object) -> Result:
-        """A Failed runner is deleted once `_FAILED_RECYCLE_AGE` old (from creation); until then it waits.
+        """A Failed runner is deleted once `failed_recycle_age` seconds old (from creation); until then it waits.
 
         The set counts a Failed runner against its replicas and never deletes one while
         scaling, so a runner whose pod admission refuses (PodSecurity, a webhook) held its
@@ -271,8 +281,9 @@ class EphemeralRunnerReconciler:
         """
         created = parse_time(objects.meta(runner).get("creationTimestamp"))
         age = self.clock() - created if created is not None else timedelta(0)
-        if age < _FAILED_RECYCLE_AGE:
-            return Result(requeue_after=max((_FAILED_RECYCLE_AGE - age).total_seconds(), 0.001))
+        recycle_age = timedelta(seconds=self.failed_recycle_age)
+        if age < recycle_age:
+            return Result(requeue_after=max((recycle_age - age).total_seconds(), 0.001))
         log.info("failed runner reached its recycle age, deleting it", runner=objects.name(runner))
         with contextlib.suppress(NotFoundError):
             await self.writes.delete_runner(runner)
