@@ -28,6 +28,8 @@ from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER, POD, SECRET, Ephemera
 from arc_controllers.api.v1alpha1.objects import mutable_status
 from arc_controllers.api.v1alpha1.objects import status as _status
 from arc_controllers.controllers.actions_seam import ActionsClientFactory
+from arc_controllers.controllers.completions import JobCompletions
+from arc_controllers.controllers.deletions import DeletionsRequested
 from arc_controllers.controllers.ephemeralrunner.registration import FatalError, JitRegistration, RetryableError
 from arc_controllers.controllers.ephemeralrunner.resources import RunnerResources, RunnerWrites
 from arc_controllers.controllers.metrics import RUNNER_PHASE_METRICS, RunnerPhaseMetrics
@@ -126,6 +128,10 @@ class EphemeralRunnerReconciler:
     """Publish the phase gauges (main.go: the metrics address is not "0"). Ports: PublishMetrics"""
     phase_metrics: RunnerPhaseMetrics = field(default_factory=lambda: RUNNER_PHASE_METRICS)
     """Python only: the per-runner phase bookkeeping (process-wide by default)."""
+    deletions: DeletionsRequested = field(default_factory=DeletionsRequested)
+    """Python only: runners whose DELETE this process sent; shared with the EphemeralRunnerSet reconciler."""
+    completions: JobCompletions = field(default_factory=JobCompletions)
+    """Python only: runners that completed a job, by set; shared with the EphemeralRunnerSet reconciler."""
 
     writes: RunnerWrites = field(init=False, repr=False)
     resources: RunnerResources = field(init=False, repr=False)
@@ -133,7 +139,7 @@ class EphemeralRunnerReconciler:
 
     def __post_init__(self) -> None:
         """Python only: build the helpers from the fields."""
-        self.writes = RunnerWrites(client=self.client)
+        self.writes = RunnerWrites(client=self.client, deletions=self.deletions)
         self.resources = RunnerResources(
             client=self.client,
             actions=self.actions,
@@ -487,14 +493,27 @@ class EphemeralRunnerReconciler:
         return await self._succeed_and_delete(runner, pod)
 
     async def _succeed_and_delete(self, runner: Object, pod: Object) -> Result:
-        """Record Succeeded, then delete the runner (finalizers keep it readable).
+        """Record Succeeded, delete the runner, and go on into the finalizer branch with the DELETE's answer.
+
+        The answer is the runner with its deletionTimestamp (both finalizers hold it), the
+        very object the deletion event's reconcile would read: finalizing it now saves
+        that reconcile's wait in the queue (issue 20's drain) and no request. Without an
+        answer (a client that does not give it) the deletion event's reconcile finalizes.
+        The completion is recorded first, for the set's count (`JobCompletions`).
 
         Ports: EphemeralRunnerReconciler.Reconcile, the exit-code-0 rows
+        Differs: the finalizer branch runs in the same reconcile as the DELETE (docs/performance-issue-20.md).
         """
+        self.completions.runner_completed(runner)
         await self._mark_as_succeeded(runner, pod)
-        with contextlib.suppress(NotFoundError):
-            await self.writes.delete_runner(runner)
-        return Result()
+        try:
+            deleted = await self.writes.delete_runner(runner)
+        except NotFoundError:
+            return Result()
+        if deleted is None or not objects.is_deleting(deleted):
+            return Result()
+        self._publish_phase(deleted, "")
+        return await self._finalize(LazyCopy(deleted))
 
     async def _delete_ephemeral_runner_or_pod(self, runner: Object, pod: Object) -> Result:
         """A job-bearing runner whose pod died is deleted; otherwise the pod is, with a failure recorded.
