@@ -502,7 +502,7 @@ class EphemeralRunnerReconciler:
         The completion is recorded first, for the set's count (`JobCompletions`).
 
         Ports: EphemeralRunnerReconciler.Reconcile, the exit-code-0 rows
-        Differs: the finalizer branch runs in the same reconcile as the DELETE (docs/performance-issue-20.md).
+        Differs: the finalizer branch runs in the same reconcile as the DELETE (docs/porting-notes.md).
         """
         self.completions.runner_completed(runner)
         await self._mark_as_succeeded(runner, pod)

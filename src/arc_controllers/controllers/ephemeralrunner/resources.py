@@ -195,7 +195,7 @@ class RunnerResources:
         DELETE cancelled.
 
         Ports: EphemeralRunnerReconciler.cleanupResources
-        Differs: pod and secret are deleted concurrently, not one after the other.
+        Differs: pod and secret are deleted concurrently, not one after the other (docs/porting-notes.md).
         """
         pod = await self.get_pod(runner)
         uid = objects.uid(runner)
