@@ -279,8 +279,8 @@ async def test_success_marks_succeeded_deletes_and_never_unregisters(
     await r.reconcile(REQ)
     assert ("EphemeralRunner", NS, NAME) not in cluster.store
     writes = [(x.verb, x.kind, x.subresource) for x in cluster.requests if x.verb not in ("get", "list")]
-    assert writes[:2] == [("patch", "EphemeralRunner", "status"), ("delete", "EphemeralRunner", "")]
-    assert sorted(writes[2:4]) == [("delete", "Pod", ""), ("delete", "Secret", "")]
+    assert writes[0] == ("patch", "EphemeralRunner", "status")  # Succeeded before anything is deleted
+    assert sorted(writes[1:4]) == [("delete", "EphemeralRunner", ""), ("delete", "Pod", ""), ("delete", "Secret", "")]
     assert writes[4:] == [("patch", "EphemeralRunner", "")]  # the finalizers, once pod and secret are gone
     assert json.loads(next(x.body for x in cluster.requests if x.subresource == "status"))["status"]["phase"] == (
         "Succeeded"

@@ -15,6 +15,7 @@ Differs: a runner found gone also leaves the gauges (docs/porting-notes.md, Ephe
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -221,13 +222,15 @@ class EphemeralRunnerReconciler:
 
     # ---- deletion and terminal branches -------------------------------------------------
 
-    async def _finalize(self, lazy: LazyCopy) -> Result:
+    async def _finalize(self, lazy: LazyCopy, *, resources_released: bool = False) -> Result:
         """Release the registration (queued), delete pod and secret, then drop the finalizers.
 
         The registration ID is resolved before the JIT secret goes, and the registration
         finalizer is patched away before the push, so a retry never unregisters twice.
         A Succeeded runner deregistered itself: nothing is queued and its finalizer
         removal rides on the final patch.
+
+        With ``resources_released`` the caller already deleted pod and JIT secret.
 
         Ports: EphemeralRunnerReconciler.Reconcile, the deletion branch
         """
@@ -240,7 +243,8 @@ class EphemeralRunnerReconciler:
             if rid != 0:
                 await self.writes.patch(runner, lazy.merge_from())
                 self._push(runner, rid)
-        await self.resources.cleanup_resources(runner)
+        if not resources_released:
+            await self.resources.cleanup_resources(runner)
         if has_container_hook_configured(runner):
             await self.resources.cleanup_container_hook_resources(runner)
         remove_finalizer(lazy.mutate(), _FINALIZER)
@@ -499,21 +503,29 @@ class EphemeralRunnerReconciler:
         very object the deletion event's reconcile would read: finalizing it now saves
         that reconcile's wait in the queue (issue 20's drain) and no request. Without an
         answer (a client that does not give it) the deletion event's reconcile finalizes.
-        The completion is recorded first, for the set's count (`JobCompletions`).
+        The pod and JIT-secret DELETEs go out alongside the runner's DELETE (the done
+        branch frees them before deletion too), so the finalizer branch only drops the
+        finalizers. The completion is recorded first, for the set's count (`JobCompletions`).
 
         Ports: EphemeralRunnerReconciler.Reconcile, the exit-code-0 rows
         Differs: the finalizer branch runs in the same reconcile as the DELETE (docs/porting-notes.md).
         """
         self.completions.runner_completed(runner)
         await self._mark_as_succeeded(runner, pod)
+        gone = False
         try:
-            deleted = await self.writes.delete_runner(runner)
-        except NotFoundError:
+            async with asyncio.TaskGroup() as group:
+                deleting = group.create_task(self.writes.delete_runner(runner), name="delete-runner")
+                group.create_task(self.resources.cleanup_resources(runner), name="delete-pod-and-secret")
+        except* NotFoundError:
+            gone = True
+        if gone:
             return Result()
+        deleted = deleting.result()
         if deleted is None or not objects.is_deleting(deleted):
             return Result()
         self._publish_phase(deleted, "")
-        return await self._finalize(LazyCopy(deleted))
+        return await self._finalize(LazyCopy(deleted), resources_released=True)
 
     async def _delete_ephemeral_runner_or_pod(self, runner: Object, pod: Object) -> Result:
         """A job-bearing runner whose pod died is deleted; otherwise the pod is, with a failure recorded.
