@@ -297,7 +297,10 @@ class FakeClient:
     async def patch(self, obj: Object, patch: Patch, /, **_: Any) -> Object:
         return await self._patch(obj, patch)
 
-    async def delete(self, obj: Object, /, *, preconditions: Mapping[str, str] | None = None, **options: Any) -> None:
+    async def delete(
+        self, obj: Object, /, *, preconditions: Mapping[str, str] | None = None, **options: Any
+    ) -> Object | None:
+        """DELETE as the API server answers it: the object, with its deletionTimestamp when finalizers hold it."""
         meta = obj["metadata"]
         body = json.dumps({"preconditions": dict(preconditions or {}), **options}).encode()
         request = Request("delete", obj["kind"], meta["name"], body=body)
@@ -315,6 +318,7 @@ class FakeClient:
         else:
             del self.cluster.store[key]
         self.cluster._after(request)
+        return copy.deepcopy(stored)
 
     async def delete_all_of(self, gvk: GroupVersionKind, /, **_: Any) -> None:  # pragma: no cover - unused
         raise NotImplementedError

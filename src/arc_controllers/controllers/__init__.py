@@ -27,6 +27,8 @@ from arc_controllers.controllers.autoscalingrunnerset import (
     AutoscalingRunnerSetReconciler,
     listener_scale_set_index,
 )
+from arc_controllers.controllers.completions import JobCompletions
+from arc_controllers.controllers.deletions import DeletionsRequested
 from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
 from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
 from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY, controller_owner_index, setup_runner_indexers
@@ -136,11 +138,21 @@ def _controller_options(concurrency: int, options: ControllersOptions) -> Contro
 def _setup_runner_reconcilers(
     mgr: Manager, options: ControllersOptions, actions: SecretActionsClientFactory, build_options: RunnerBuildOptions
 ) -> tuple[EphemeralRunnerSetReconciler | None, EphemeralRunnerReconciler | None]:
-    """Python only: construct the enabled runner reconcilers and call their ``setup_with_manager``."""
+    """Python only: construct the enabled runner reconcilers and call their ``setup_with_manager``.
+
+    Both share one record of the runner DELETEs this process sent and one of the jobs
+    its runners completed (`DeletionsRequested`, `JobCompletions`).
+    """
     runner_set = runner = None
+    deletions, completions = DeletionsRequested(), JobCompletions()
     if "ephemeralrunnerset" in options.enabled:
         runner_set = EphemeralRunnerSetReconciler(
-            client=mgr.get_client(), api_reader=mgr.get_api_reader(), actions=actions, build_options=build_options
+            client=mgr.get_client(),
+            api_reader=mgr.get_api_reader(),
+            actions=actions,
+            build_options=build_options,
+            deletions=deletions,
+            completions=completions,
         )
         runner_set.setup_with_manager(
             mgr, options=_controller_options(options.ephemeral_runner_set_concurrency, options)
@@ -153,6 +165,8 @@ def _setup_runner_reconcilers(
             build_options=build_options,
             publish_metrics=options.publish_metrics,
             failed_recycle_age=options.failed_runner_recycle_age,
+            deletions=deletions,
+            completions=completions,
         )
         runner.setup_with_manager(mgr, options=_controller_options(options.ephemeral_runner_concurrency, options))
     return runner_set, runner

@@ -43,10 +43,21 @@ __all__ = ["DEFAULT_TIMEOUT", "RestClient", "SubResourceRestClient", "new_client
 DEFAULT_TIMEOUT = 30.0
 """Seconds a request may take before it fails with TransportError (watches: see `RestClient.watch`)."""
 
+
 def _replace(obj: Object, new: Object) -> Object:
     obj.clear()
     obj.update(new)
     return obj
+
+
+def _deleted_object(raw: bytes) -> Object | None:
+    """The object a DELETE answered with; None for a ``Status`` or an empty body."""
+    if not raw:
+        return None
+    answer = _json.loads(raw)
+    if not isinstance(answer, dict) or answer.get("kind") == "Status":
+        return None
+    return answer
 
 
 class RestClient:
@@ -483,21 +494,27 @@ class RestClient:
         grace_period_seconds: int | None = None,
         propagation_policy: PropagationPolicy | None = None,
         preconditions: Mapping[str, str] | None = None,
-    ) -> None:
-        """DELETE ``obj`` by its key, with a DeleteOptions body (dry run included); the answer is not decoded.
+    ) -> Object | None:
+        """DELETE ``obj`` by its key, with a DeleteOptions body (dry run included).
 
         Args:
             preconditions: ``{"uid": ..., "resourceVersion": ...}``, either or both.
+
+        Returns:
+            The server's answer when it is the object: one whose finalizers or grace period
+            hold it (``metadata.deletionTimestamp`` set), or its last state. None when the
+            server answered with a ``Status``. ``obj`` itself is left as it was.
 
         Raises:
             NotFoundError: already gone.
             ConflictError: a precondition failed.
 
         Ports: client.Writer.Delete
+        Differs: the answer is returned, not dropped (a finalizer can go on without waiting for the watch).
         """
         _, path, resource = await self._object_path(obj)
         dry = dry_run if dry_run is not None else self.dry_run
-        await self._transport.request(
+        raw = await self._transport.request(
             "DELETE",
             path,
             verb="delete",
@@ -505,6 +522,7 @@ class RestClient:
             body=delete_options(grace_period_seconds, propagation_policy, preconditions, dry_run=dry),
             content_type="application/json",
         )
+        return _deleted_object(raw)
 
     async def delete_all_of(
         self,

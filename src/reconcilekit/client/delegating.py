@@ -93,8 +93,8 @@ class DelegatingClient:
         grace_period_seconds: int | None = None,
         propagation_policy: Literal["Orphan", "Background", "Foreground"] | None = None,
         preconditions: Mapping[str, str] | None = None,
-    ) -> None:
-        await self._client.delete(
+    ) -> Object | None:
+        return await self._client.delete(
             obj,
             dry_run=dry_run,
             grace_period_seconds=grace_period_seconds,

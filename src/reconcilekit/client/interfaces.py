@@ -244,11 +244,17 @@ class Writer(Protocol):
         grace_period_seconds: int | None = None,
         propagation_policy: Literal["Orphan", "Background", "Foreground"] | None = None,
         preconditions: Mapping[str, str] | None = None,
-    ) -> None:
+    ) -> Object | None:
         """DELETE ``obj`` (by its key) with a DeleteOptions body.
 
         Args:
             preconditions: ``{"uid": ..., "resourceVersion": ...}``, either or both.
+
+        Returns:
+            The server's answer when it is the object (its finalizers or grace period hold
+            it: ``metadata.deletionTimestamp`` is set), else None. None is always allowed:
+            a caller must not rely on the answer, and an implementation returning None
+            (the older contract) still conforms.
 
         Raises:
             NotFoundError: already gone.

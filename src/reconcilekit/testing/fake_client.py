@@ -288,7 +288,12 @@ class FakeClient:
         grace_period_seconds: int | None = None,
         propagation_policy: Literal["Orphan", "Background", "Foreground"] | None = None,
         preconditions: Mapping[str, str] | None = None,
-    ) -> None:
+    ) -> Object | None:
+        """Delete as the API server does; answers with the object (a copy) as the server would.
+
+        An object with finalizers answers with its deletionTimestamp set; one removed at
+        once answers with its last state; a dry run with the object as stored.
+        """
         gvk = GroupVersionKind.of(obj)
         key = object_key_from_object(obj)
         self._record("delete", gvk.kind, key.namespace, key.name)
@@ -302,8 +307,8 @@ class FakeClient:
             if want and have != want:
                 raise ConflictError(409, "Conflict", f"Precondition failed: {field}: {want}, actual: {have}")
         if dry_run:
-            return
-        self._delete(gvk, key)
+            return deep_copy_json(stored)
+        return deep_copy_json(self._delete(gvk, key))
 
     async def delete_all_of(
         self,
@@ -490,7 +495,8 @@ class FakeClient:
         self._emit(gvk, event, new)
         return new
 
-    def _delete(self, gvk: GroupVersionKind, key: ObjectKey) -> None:
+    def _delete(self, gvk: GroupVersionKind, key: ObjectKey) -> Object:
+        """Mark or remove the stored object; the object as the DELETE leaves it."""
         obj = self._store[gvk][key]
         meta = obj["metadata"]
         if meta.get("finalizers"):
@@ -500,11 +506,13 @@ class FakeClient:
                 updated["metadata"]["resourceVersion"] = self._next_rv()
                 self._store[gvk][key] = updated
                 self._emit(gvk, "MODIFIED", updated)
-            return
+                return updated
+            return obj
         del self._store[gvk][key]
         final = deep_copy_json(obj)
         final["metadata"]["resourceVersion"] = self._next_rv()
         self._emit(gvk, "DELETED", final)
+        return final
 
     @staticmethod
     def _write_back(target: Object, stored: Object) -> Object:

@@ -176,8 +176,8 @@ class InterceptorClient:
     async def patch(self, obj: Object, patch: Patch, /, **kwargs: Any) -> Object:
         return await self._around(_call_of("patch", obj), lambda: self._client.patch(obj, patch, **kwargs))
 
-    async def delete(self, obj: Object, /, **kwargs: Any) -> None:
-        await self._around(_call_of("delete", obj), lambda: self._client.delete(obj, **kwargs))
+    async def delete(self, obj: Object, /, **kwargs: Any) -> Object | None:
+        return await self._around(_call_of("delete", obj), lambda: self._client.delete(obj, **kwargs))
 
     async def delete_all_of(self, gvk: GroupVersionKind, /, **kwargs: Any) -> None:
         call = Call("deletecollection", gvk.kind, kwargs.get("namespace") or "")

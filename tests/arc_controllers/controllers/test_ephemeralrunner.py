@@ -268,17 +268,25 @@ async def test_steady_state_reads_no_secret(cluster: FakeCluster, actions: FakeA
 async def test_success_marks_succeeded_deletes_and_never_unregisters(
     cluster: FakeCluster, actions: FakeActions, queue: RecordingQueue
 ) -> None:
+    """Succeeded, deleted and finalized in one reconcile: the DELETE's answer carries on into the finalizer branch.
+
+    Issue 20's finding 2: the finalizer branch used to wait for the deletion event's own
+    reconcile (a second pass through the work queue per finished runner).
+    """
     make_runner(cluster)
     r = reconciler(cluster, actions, queue)
     await r.reconcile(REQ)
     pod_status(cluster, **terminated(0))
-    await r.reconcile(REQ)
-    obj = runner(cluster)
-    assert obj["status"]["phase"] == "Succeeded"
-    assert obj["metadata"]["deletionTimestamp"]
-    assert ("Pod", NS, NAME) in cluster.store  # the pod goes in the finalizing reconcile
+    cluster.requests.clear()
     await r.reconcile(REQ)
     assert ("EphemeralRunner", NS, NAME) not in cluster.store
+    writes = [(x.verb, x.kind, x.subresource) for x in cluster.requests if x.verb not in ("get", "list")]
+    assert writes[0] == ("patch", "EphemeralRunner", "status")  # Succeeded before anything is deleted
+    assert sorted(writes[1:4]) == [("delete", "EphemeralRunner", ""), ("delete", "Pod", ""), ("delete", "Secret", "")]
+    assert writes[4:] == [("patch", "EphemeralRunner", "")]  # the finalizers, once pod and secret are gone
+    assert json.loads(next(x.body for x in cluster.requests if x.subresource == "status"))["status"]["phase"] == (
+        "Succeeded"
+    )
     assert ("Pod", NS, NAME) not in cluster.store
     assert ("Secret", NS, NAME) not in cluster.store
     assert queue.pushed == []

@@ -168,17 +168,18 @@ async def test_outdated_transition_moves_the_runner_from_pending(cluster: FakeCl
 async def test_succeeded_transition_then_the_finalizing_reconcile_removes_it(
     cluster: FakeCluster, actions: FakeActions
 ) -> None:
-    """Exit code 0: markAsSucceeded publishes Succeeded and deletes the runner; the next reconcile finalizes."""
+    """Exit code 0: markAsSucceeded publishes Succeeded, deletes the runner and finalizes it in the same reconcile."""
     cluster.put(runner_object("er-succeeded"))
     r = make_reconciler(cluster, actions)
     await r.reconcile(REQ)
     pod_status(cluster, **RUNNING_CONTAINER)
     await r.reconcile(REQ)
+    published: list[str] = []
+    publish = r.phase_metrics.publish
+    r.phase_metrics.publish = lambda obj, phase: (published.append(phase), publish(obj, phase))[1]  # type: ignore[method-assign]
     pod_status(cluster, **terminated(0))
     await r.reconcile(REQ)
-    assert runner(cluster)["metadata"].get("deletionTimestamp")
-    assert gauges("er-succeeded") == {"Pending": 0.0, "Succeeded": 1.0}
-    await r.reconcile(REQ)
+    assert published[-2:] == ["Succeeded", ""]
     assert gauges("er-succeeded") == {"Pending": 0.0, "Succeeded": 0.0}
 
 

@@ -15,6 +15,7 @@ Differs: a runner found gone also leaves the gauges (docs/porting-notes.md, Ephe
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ from arc_controllers.api.v1alpha1 import EPHEMERAL_RUNNER, POD, SECRET, Ephemera
 from arc_controllers.api.v1alpha1.objects import mutable_status
 from arc_controllers.api.v1alpha1.objects import status as _status
 from arc_controllers.controllers.actions_seam import ActionsClientFactory
+from arc_controllers.controllers.completions import JobCompletions
+from arc_controllers.controllers.deletions import DeletionsRequested
 from arc_controllers.controllers.ephemeralrunner.registration import FatalError, JitRegistration, RetryableError
 from arc_controllers.controllers.ephemeralrunner.resources import RunnerResources, RunnerWrites
 from arc_controllers.controllers.metrics import RUNNER_PHASE_METRICS, RunnerPhaseMetrics
@@ -130,6 +133,10 @@ class EphemeralRunnerReconciler:
 
     Beyond: ARC #3014: the README's Failed-runner policy; the manager's ``--failed-runner-recycle-age``.
     """
+    deletions: DeletionsRequested = field(default_factory=DeletionsRequested)
+    """Python only: runners whose DELETE this process sent; shared with the EphemeralRunnerSet reconciler."""
+    completions: JobCompletions = field(default_factory=JobCompletions)
+    """Python only: runners that completed a job, by set; shared with the EphemeralRunnerSet reconciler."""
 
     writes: RunnerWrites = field(init=False, repr=False)
     resources: RunnerResources = field(init=False, repr=False)
@@ -143,7 +150,7 @@ class EphemeralRunnerReconciler:
         """
         if not 0 < self.failed_recycle_age < float("inf"):
             raise ValueError(f"failed_recycle_age must be seconds > 0, got {self.failed_recycle_age!r}")
-        self.writes = RunnerWrites(client=self.client)
+        self.writes = RunnerWrites(client=self.client, deletions=self.deletions)
         self.resources = RunnerResources(
             client=self.client,
             actions=self.actions,
@@ -225,13 +232,15 @@ class EphemeralRunnerReconciler:
 
     # ---- deletion and terminal branches -------------------------------------------------
 
-    async def _finalize(self, lazy: LazyCopy) -> Result:
+    async def _finalize(self, lazy: LazyCopy, *, resources_released: bool = False) -> Result:
         """Release the registration (queued), delete pod and secret, then drop the finalizers.
 
         The registration ID is resolved before the JIT secret goes, and the registration
         finalizer is patched away before the push, so a retry never unregisters twice.
         A Succeeded runner deregistered itself: nothing is queued and its finalizer
         removal rides on the final patch.
+
+        With ``resources_released`` the caller already deleted pod and JIT secret.
 
         Ports: EphemeralRunnerReconciler.Reconcile, the deletion branch
         """
@@ -244,7 +253,8 @@ class EphemeralRunnerReconciler:
             if rid != 0:
                 await self.writes.patch(runner, lazy.merge_from())
                 self._push(runner, rid)
-        await self.resources.cleanup_resources(runner)
+        if not resources_released:
+            await self.resources.cleanup_resources(runner)
         if has_container_hook_configured(runner):
             await self.resources.cleanup_container_hook_resources(runner)
         remove_finalizer(lazy.mutate(), _FINALIZER)
@@ -498,14 +508,42 @@ class EphemeralRunnerReconciler:
         return await self._succeed_and_delete(runner, pod)
 
     async def _succeed_and_delete(self, runner: Object, pod: Object) -> Result:
-        """Record Succeeded, then delete the runner (finalizers keep it readable).
+        """Record Succeeded, delete the runner, and go on into the finalizer branch with the DELETE's answer.
+
+        The answer is the runner with its deletionTimestamp (both finalizers hold it), the
+        very object the deletion event's reconcile would read: finalizing it now saves
+        that reconcile's wait in the queue (issue 20's drain) and no request. Without an
+        answer (a client that does not give it) the deletion event's reconcile finalizes.
+        The pod and JIT-secret DELETEs go out alongside the runner's DELETE (the done
+        branch frees them before deletion too), so the finalizer branch only drops the
+        finalizers. The completion is recorded first, for the set's count (`JobCompletions`).
 
         Ports: EphemeralRunnerReconciler.Reconcile, the exit-code-0 rows
+        Differs: the finalizer branch runs in the same reconcile as the DELETE (docs/porting-notes.md).
         """
-        await self._mark_as_succeeded(runner, pod)
-        with contextlib.suppress(NotFoundError):
-            await self.writes.delete_runner(runner)
-        return Result()
+        self.completions.runner_completed(runner)
+        # The DELETE counts as requested from before the Succeeded patch: the set can see
+        # that patch (its watch event) before this coroutine resumes to send the DELETE.
+        self.deletions.requested(objects.uid(runner))
+        try:
+            await self._mark_as_succeeded(runner, pod)
+        except BaseException:
+            self.deletions.failed(objects.uid(runner))
+            raise
+        gone = False
+        try:
+            async with asyncio.TaskGroup() as group:
+                deleting = group.create_task(self.writes.delete_runner(runner), name="delete-runner")
+                group.create_task(self.resources.cleanup_resources(runner), name="delete-pod-and-secret")
+        except* NotFoundError:
+            gone = True
+        if gone:
+            return Result()
+        deleted = deleting.result()
+        if deleted is None or not objects.is_deleting(deleted):
+            return Result()
+        self._publish_phase(deleted, "")
+        return await self._finalize(LazyCopy(deleted), resources_released=True)
 
     async def _delete_ephemeral_runner_or_pod(self, runner: Object, pod: Object) -> Result:
         """A job-bearing runner whose pod died is deleted; otherwise the pod is, with a failure recorded.

@@ -6,6 +6,7 @@ cleanupContainerHooksResources, deletePodOptions, registeredRunnerID)
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from arc_controllers import constants
 from arc_controllers.api.v1alpha1 import POD, SECRET, PodPhase, objects
 from arc_controllers.api.v1alpha1.objects import status as _status
 from arc_controllers.controllers.actions_seam import ActionsClientFactory
+from arc_controllers.controllers.deletions import DeletionsRequested
 from arc_controllers.controllers.patching import SupersededVersions
 from arc_controllers.controllers.runnerstates import runner_id, secret_ref
 from reconcilekit.client.interfaces import Client, Object, ObjectKey
@@ -63,6 +65,8 @@ class RunnerWrites:
     client: Client
     superseded: SupersededVersions = field(default_factory=SupersededVersions)
     """Versions of runners this process replaced by its own writes."""
+    deletions: DeletionsRequested = field(default_factory=DeletionsRequested)
+    """Runners whose DELETE this process sent (shared with the set's finished-runner cleanup)."""
 
     async def patch(self, runner: Object, patch: MergeFromPatch) -> None:
         """Python only: merge-patch the runner and remember the version it replaced."""
@@ -76,11 +80,27 @@ class RunnerWrites:
         await self.client.status().patch(runner, patch)
         self.superseded.superseded(uid, rv)
 
-    async def delete_runner(self, runner: Object) -> None:
-        """Python only: delete the runner (finalizers keep it) and remember the version it replaced."""
+    async def delete_runner(self, runner: Object) -> Object | None:
+        """Python only: delete the runner (finalizers keep it) and remember the version it replaced.
+
+        The deletion counts in `deletions` from before the DELETE is sent, so the set's
+        cleanup never sends a second one; a failure other than NotFound takes it back.
+
+        Returns:
+            The API server's answer (the runner with its deletionTimestamp) when the
+            client gives it, else None.
+        """
         uid, rv = objects.uid(runner), objects.resource_version(runner)
-        await self.client.delete(runner)
+        self.deletions.requested(uid)
+        try:
+            answer = await self.client.delete(runner)
+        except NotFoundError:
+            raise
+        except BaseException:
+            self.deletions.failed(uid)
+            raise
         self.superseded.superseded(uid, rv)
+        return answer
 
 
 @dataclass(kw_only=True)
@@ -170,21 +190,35 @@ class RunnerResources:
         """Delete the pod (unless already deleting) and the JIT secret; gone is fine.
 
         Python only as to the secret: deleted by name (404 tolerated) instead of read first,
-        and only once per runner in this process.
+        and only once per runner in this process. The two DELETEs go out at once (they
+        draw on different rate-limiter buckets); the first failure is raised, the other
+        DELETE cancelled.
 
         Ports: EphemeralRunnerReconciler.cleanupResources
+        Differs: pod and secret are deleted concurrently, not one after the other (docs/porting-notes.md).
         """
         pod = await self.get_pod(runner)
-        if pod is not None and not objects.is_deleting(pod):
-            with contextlib.suppress(NotFoundError):
-                await self.delete_pod(pod)
         uid = objects.uid(runner)
-        if uid and uid in self.secrets_deleted:
-            return
-        with contextlib.suppress(NotFoundError):
-            await self.client.delete(secret_ref(objects.namespace(runner), objects.name(runner)))
-        if uid:
-            self.secrets_deleted.add(uid)
+
+        async def delete_pod() -> None:
+            if pod is not None and not objects.is_deleting(pod):
+                with contextlib.suppress(NotFoundError):
+                    await self.delete_pod(pod)
+
+        async def delete_secret() -> None:
+            if uid and uid in self.secrets_deleted:
+                return
+            with contextlib.suppress(NotFoundError):
+                await self.client.delete(secret_ref(objects.namespace(runner), objects.name(runner)))
+            if uid:
+                self.secrets_deleted.add(uid)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(delete_pod(), name=f"delete-pod-{objects.name(runner)}")
+                group.create_task(delete_secret(), name=f"delete-jit-secret-{objects.name(runner)}")
+        except ExceptionGroup as errors:
+            raise errors.exceptions[0] from None
 
     async def cleanup_container_hook_resources(self, runner: Object) -> None:
         """Delete pods and secrets labelled ``runner-pod=<runner>`` (made by container hooks).

@@ -24,6 +24,7 @@ from arc_controllers.controllers.actions_seam import (
     is_job_still_running,
     is_runner_not_found,
 )
+from arc_controllers.controllers.deletions import DeletionsRequested
 from arc_controllers.controllers.ephemeralrunnerset.proxysecret import ProxySecrets, runner_proxy
 from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY
 from arc_controllers.controllers.patching import LazyCopy
@@ -103,6 +104,8 @@ class RunnerSetRunners:
     """
     creation_expectation_ttl: float = CREATION_EXPECTATION_TTL
     """Seconds a created runner the cache has not shown yet still counts as pending."""
+    deletions: DeletionsRequested = field(default_factory=DeletionsRequested)
+    """Runners whose DELETE this process sent (shared with the EphemeralRunner reconciler)."""
     created: dict[ObjectKey, dict[str, float]] = field(default_factory=dict, init=False, repr=False)
     """Per set: names of runners this process created, with the monotonic time of the create."""
 
@@ -126,6 +129,17 @@ class RunnerSetRunners:
         if not pending:
             del self.created[key]
         return len(pending)
+
+    def not_yet_deleted(self, runners: list[Object]) -> list[Object]:
+        """``runners`` less those whose DELETE this process already sent (the runner reconciler's).
+
+        The finished-runner cleanup works from a cache that can show a runner Succeeded
+        after the runner reconciler deleted it; a second DELETE changes nothing but costs
+        a token of the ``ephemeralrunners`` rate-limiter bucket.
+
+        Python only: Go ARC deletes such a runner twice (issue 20's finding 1).
+        """
+        return [r for r in runners if objects.uid(r) not in self.deletions]
 
     async def delete_ephemeral_runners_in_batches(self, runners: list[Object]) -> None:
         """Delete ``runners`` with bounded concurrency; NotFound is fine; every failure is reported.
