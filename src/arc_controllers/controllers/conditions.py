@@ -23,6 +23,7 @@ from typing import Final
 
 import structlog
 
+from arc_controllers.actions.config import InvalidGitHubConfigURLError
 from arc_controllers.actions.errors import ActionsError
 from arc_controllers.api.v1alpha1 import objects
 from arc_controllers.api.v1alpha1.condition import READY, ConditionReason
@@ -79,6 +80,8 @@ def failure_of(err: BaseException, obj: Object, *, action: str) -> tuple[str, st
     if isinstance(err, ActionsError):
         status = f" (HTTP {err.status})" if err.status else ""
         return ConditionReason.ACTIONS_SERVICE_ERROR, f"{subject}: the Actions service answered{status}: {err}"
+    if isinstance(err, InvalidGitHubConfigURLError):
+        return ConditionReason.INVALID_SPEC, f"{subject}: spec.githubConfigUrl {err}"
     if isinstance(err, ValueError):
         return ConditionReason.INVALID_SPEC, f"{subject}: {err}"
     return None
