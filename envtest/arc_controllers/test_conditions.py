@@ -11,6 +11,7 @@ cause is only in the controller's log.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -123,6 +124,16 @@ async def test_scale_set_is_pending_and_says_forbidden_with_the_reason_column_ar
     columns = [c["name"] for c in table["columnDefinitions"]]
     row = dict(zip(columns, table["rows"][0]["cells"], strict=True))
     assert (row["Name"], row["Phase"], row["Ready"], row["Reason"]) == (w.name, "Pending", "False", "Forbidden")
+    kubectl = shutil.which("kubectl")
+    if kubectl is not None:  # the real thing, when the machine has it
+        process = await asyncio.create_subprocess_exec(
+            kubectl, "--kubeconfig", str(w.env.kubeconfig_path), "get", "autoscalingrunnersets", "-n", w.namespace,
+            stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, _ = await process.communicate()
+        header, line = out.decode().splitlines()[:2]
+        assert header.split()[-2:] == ["READY", "REASON"]
+        assert line.split()[-3:] == ["Pending", "False", "Forbidden"], out.decode()
 
     # It stays so: never Running while the listener cannot create its Role.
     for _ in range(8):
