@@ -11,19 +11,26 @@ cause is only in the controller's log.
 from __future__ import annotations
 
 import asyncio
+import base64
 import shutil
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
+from arc_controllers.actions.fake import FakeActionsService
 from arc_controllers.resourcebuilder.listener import scale_set_listener_name
+from reconcilekit.client import new_client
+from reconcilekit.config import load_rest_config
 from reconcilekit.envtest import Environment
 from reconcilekit.errors import InvalidError
 from reconcilekit.metrics import REGISTRY
+from reconcilekit.testing import InterceptorClient
 
 from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, scale_set_fullname
 from .scaleset_world import ARS, LISTENER, LISTENER_IMAGE, POD, ROLE, World, eventually, world
@@ -272,3 +279,72 @@ async def test_crash_looping_listener_is_crash_loop_back_off_on_both_objects_arc
         return (scale_set.get("status") or {}).get("phase") == "Running"
 
     await eventually(ready_again, within=60.0)
+
+
+CRD_DIR = Path(__file__).resolve().parents[2] / "config" / "crd"
+
+
+def crds_without_conditions(dest: Path) -> Path:
+    """Our CRDs with ``status.conditions`` taken out, as Go ARC's CRDs (which ARC's charts install) are."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for source in CRD_DIR.glob("*.yaml"):
+        crd = yaml.safe_load(source.read_text())
+        status = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+        status.get("properties", {}).pop("conditions", None)
+        (dest / source.name).write_text(yaml.safe_dump(crd))
+    return dest
+
+
+async def test_pruned_conditions_are_written_once_then_never_again(
+    tmp_path: Path, actions_service: FakeActionsService
+) -> None:
+    """On CRDs that prune ``status.conditions`` (Go ARC's) each kind sends one status patch with a
+    condition, sees it pruned, and stops: no status patch of either kind while nothing changes.
+    Without the guard every pass would patch again, and each patch brings the next pass.
+    """
+    async with Environment() as cluster:
+        await cluster.install_crds([crds_without_conditions(tmp_path / "crds")])
+        admin = await load_rest_config(cluster.kubeconfig_path)
+        client = new_client(admin)
+        namespace = await cluster.create_namespace(prefix="arc-runners-")
+        controller_namespace = await cluster.create_namespace(prefix="arc-systems-")
+        token = base64.b64encode(actions_service.github.pat.encode()).decode()
+        secret = {"apiVersion": "v1", "kind": "Secret", "data": {"github_token": token}}
+        await client.create({**secret, "metadata": {"name": "github-config-secret", "namespace": namespace}})
+        w = World(cluster, namespace, controller_namespace, actions_service, client)
+        recorders: list[InterceptorClient] = []
+
+        def wrap(inner: Any) -> InterceptorClient:
+            recorders.append(InterceptorClient(inner))
+            return recorders[-1]
+
+        try:
+            await w.start(wrap_client=wrap)
+            await w.client.create(w.ars())
+
+            async def settled() -> bool:
+                ars = await w.get(ARS, w.name)
+                listener = await w.listener_of(ars)
+                assert listener is not None
+                assert (ars.get("status") or {}).get("phase") == "Running"
+                assert not (ars.get("status") or {}).get("conditions")  # pruned
+                assert w.controllers is not None
+                assert w.controllers.autoscaling_runner_set.ready.conditions.pruned
+                return w.controllers.autoscaling_listener.conditions.pruned
+
+            await eventually(settled, within=60.0)
+            (recorder,) = recorders
+
+            def status_patches() -> int:
+                return sum(
+                    recorder.count("patch", kind, subresource="status")
+                    for kind in ("AutoscalingRunnerSet", "AutoscalingListener")
+                )
+
+            before = status_patches()
+            await asyncio.sleep(5.0)
+            assert status_patches() == before, [c for c in recorder.calls if c.subresource == "status"][-10:]
+        finally:
+            await w.stop()
+            await w.purge()
+            await client.close()
