@@ -158,6 +158,7 @@ ON_THEIR_MODULE = {
     "reconcilekit.errors": {  # the rarer statuses: reconcilers mostly meet 404, 409 and "already exists"
         "BadRequestError",
         "ForbiddenError",
+        "ForbiddenRule",
         "GoneError",
         "InternalError",
         "InvalidError",
@@ -169,6 +170,7 @@ ON_THEIR_MODULE = {
         "TooManyRequestsError",
         "TransportError",
         "UnauthorizedError",
+        "forbidden_rule",
         "from_status",
         "is_bad_request",
         "is_forbidden",

@@ -231,5 +231,6 @@ async def test_printer_columns_are_served(api: client.CustomObjectsApi, namespac
         _return_http_data_only=True,
     )
     columns = [c["name"] for c in response["columnDefinitions"]]
-    assert columns == ["Name", "Minimum Runners", "Maximum Runners", "Phase"]  # no Age: upstream declares none
+    # no Age: upstream declares none; Ready and Reason are ours (Beyond: ARC #2633, the condition's columns)
+    assert columns == ["Name", "Minimum Runners", "Maximum Runners", "Phase", "Ready", "Reason"]
     assert response["rows"][0]["cells"][1:3] == [1, 5]

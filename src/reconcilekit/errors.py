@@ -30,7 +30,9 @@ Ports: k8s.io/apimachinery/pkg/api/errors (errors.go)
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "BadRequestError",
     "ConflictError",
     "ForbiddenError",
+    "ForbiddenRule",
     "GoneError",
     "InternalError",
     "InvalidError",
@@ -52,6 +55,7 @@ __all__ = [
     "TooManyRequestsError",
     "TransportError",
     "UnauthorizedError",
+    "forbidden_rule",
     "from_status",
     "ignore_already_exists",
     "ignore_not_found",
@@ -433,3 +437,85 @@ def ignore_not_found(err: BaseException | None) -> BaseException | None:
 def ignore_already_exists(err: BaseException | None) -> BaseException | None:
     """``None`` when ``err`` is an AlreadyExists, else ``err``. Ports: client.IgnoreAlreadyExists"""
     return None if is_already_exists(err) else err
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForbiddenRule:
+    """The request RBAC refused, as a 403's message names it: the rule the identity lacks.
+
+    Attributes:
+        user: the identity refused (``system:serviceaccount:<namespace>:<name>`` for a ServiceAccount).
+        verb: the request's verb (``create``, ``list``, ``patch``...).
+        resource: the resource, with ``/subresource`` when there is one (``roles``, ``pods/status``);
+            "" for a non-resource request.
+        group: the API group ("" for the core group).
+        namespace: the namespace, or "" at the cluster scope.
+        path: a non-resource request's URL path (``/healthz``), else "".
+
+    Python only: apimachinery keeps these in the authorizer's attributes and sends only the message.
+    """
+
+    user: str
+    verb: str
+    resource: str = ""
+    group: str = ""
+    namespace: str = ""
+    path: str = ""
+
+    def describe(self) -> str:
+        """The missing rule in one line, for a condition's or an Event's message.
+
+        ``user "system:serviceaccount:arc-system:arc" lacks create on roles.rbac.authorization.k8s.io
+        in namespace "arc-runners"``
+        """
+        if self.path:
+            return f'user "{self.user}" lacks {self.verb} on path "{self.path}"'
+        qualified = f"{self.resource}.{self.group}" if self.group else self.resource
+        scope = f' in namespace "{self.namespace}"' if self.namespace else " at the cluster scope"
+        return f'user "{self.user}" lacks {self.verb} on {qualified}{scope}'
+
+
+_QUOTED = r'"((?:[^"\\]|\\.)*)"'
+_RESOURCE_DENIAL = re.compile(
+    rf"User {_QUOTED} cannot (\S+) resource {_QUOTED} in API group {_QUOTED}"
+    rf"(?: in the namespace {_QUOTED}| at the cluster scope)"
+)
+_PATH_DENIAL = re.compile(rf"User {_QUOTED} cannot (\S+) path {_QUOTED}")
+
+
+def _unquote(text: str) -> str:
+    """Python only: undo Go's ``%q`` escaping of a name (quotes and backslashes)."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def forbidden_rule(err: BaseException | None) -> ForbiddenRule | None:
+    """The rule a 403 from kube-apiserver's authorizer names, or None when ``err`` is no such 403.
+
+    kube-apiserver words every RBAC denial the same way, e.g. ``roles.rbac.authorization.k8s.io is
+    forbidden: User "system:serviceaccount:arc-system:arc" cannot create resource "roles" in API
+    group "rbac.authorization.k8s.io" in the namespace "arc-runners"`` (``at the cluster scope``
+    without a namespace; ``cannot get path "/healthz"`` for a non-resource URL; an RBAC reason may
+    follow). A 403 of another kind (an admission webhook, PodSecurity, a privilege escalation
+    check) gives None: its message is the whole story.
+
+    Python only: apimachinery has no parser; controllers of ours name the missing rule in a
+    status condition. Beyond: ARC #2633: a 403 was visible only in the controller's log.
+    """
+    api = _api_error(err)
+    if api is None or not (api.code == 403 or api.reason == "Forbidden"):
+        return None
+    found = _RESOURCE_DENIAL.search(api.message)
+    if found is not None:
+        user, verb, resource, group, namespace = found.groups()
+        return ForbiddenRule(
+            user=_unquote(user),
+            verb=verb,
+            resource=_unquote(resource),
+            group=_unquote(group),
+            namespace=_unquote(namespace or ""),
+        )
+    found = _PATH_DENIAL.search(api.message)
+    if found is not None:
+        user, verb, path = found.groups()
+        return ForbiddenRule(user=_unquote(user), verb=verb, path=_unquote(path))
+    return None

@@ -61,3 +61,69 @@ def test_expired_and_gone_are_distinct(reason: str, expired: bool, gone: bool) -
     err = errors.from_status(410, status(410, reason))
     assert errors.is_resource_expired(err) is expired
     assert errors.is_gone(err) is gone
+
+
+# 403 messages as kube-apiserver 1.30 sends them (captured from envtest's kube-apiserver under ARC's
+# chart RBAC; the RBAC-reason suffix from a binding to a missing ClusterRole).
+ROLES_403 = (
+    'roles.rbac.authorization.k8s.io is forbidden: User "system:serviceaccount:arc-system-x1:arc-gha-rs-controller"'
+    ' cannot create resource "roles" in API group "rbac.authorization.k8s.io" in the namespace "ns-x1"'
+)
+NAMED_STATUS_403 = (
+    'autoscalingrunnersets.actions.github.com "asrs-1" is forbidden: User "alice" cannot patch resource'
+    ' "autoscalingrunnersets/status" in API group "actions.github.com" in the namespace "arc-runners"'
+)
+CLUSTER_403 = (
+    'nodes is forbidden: User "system:serviceaccount:arc:ctl" cannot list resource "nodes" in API group ""'
+    ' at the cluster scope: RBAC: clusterrole.rbac.authorization.k8s.io "gone" not found'
+)
+PATH_403 = 'forbidden: User "system:anonymous" cannot get path "/healthz"'
+ESCALATION_403 = (
+    'roles.rbac.authorization.k8s.io "r" is forbidden: user "alice" (groups=["system:authenticated"]) is'
+    " attempting to grant RBAC permissions not currently held"
+)
+
+
+def forbidden(message: str) -> errors.APIStatusError:
+    body = {"kind": "Status", "code": 403, "reason": "Forbidden", "message": message}
+    return errors.from_status(403, json.dumps(body))
+
+
+def test_forbidden_rule_names_the_missing_rule_arc_2633() -> None:
+    """The rule a chart-RBAC 403 lacks, ready for a condition's message."""
+    rule = errors.forbidden_rule(forbidden(ROLES_403))
+    assert rule == errors.ForbiddenRule(
+        user="system:serviceaccount:arc-system-x1:arc-gha-rs-controller",
+        verb="create",
+        resource="roles",
+        group="rbac.authorization.k8s.io",
+        namespace="ns-x1",
+    )
+    assert rule.describe() == (
+        'user "system:serviceaccount:arc-system-x1:arc-gha-rs-controller" lacks create on'
+        ' roles.rbac.authorization.k8s.io in namespace "ns-x1"'
+    )
+
+
+def test_forbidden_rule_subresource_cluster_scope_and_path() -> None:
+    named = errors.forbidden_rule(forbidden(NAMED_STATUS_403))
+    assert named is not None
+    assert (named.verb, named.resource, named.group, named.namespace) == (
+        "patch",
+        "autoscalingrunnersets/status",
+        "actions.github.com",
+        "arc-runners",
+    )
+    cluster = errors.forbidden_rule(forbidden(CLUSTER_403))
+    assert cluster is not None
+    assert (cluster.verb, cluster.resource, cluster.group, cluster.namespace) == ("list", "nodes", "", "")
+    assert cluster.describe() == 'user "system:serviceaccount:arc:ctl" lacks list on nodes at the cluster scope'
+    path = errors.forbidden_rule(forbidden(PATH_403))
+    assert path == errors.ForbiddenRule(user="system:anonymous", verb="get", path="/healthz")
+
+
+def test_forbidden_rule_is_none_for_other_errors() -> None:
+    assert errors.forbidden_rule(forbidden(ESCALATION_403)) is None
+    assert errors.forbidden_rule(errors.from_status(404, json.dumps({"kind": "Status", "reason": "NotFound"}))) is None
+    assert errors.forbidden_rule(ValueError(ROLES_403)) is None
+    assert errors.forbidden_rule(None) is None

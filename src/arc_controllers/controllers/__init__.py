@@ -202,6 +202,7 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
         default_listener_image_pull_secrets=options.listener_image_pull_secrets,
         build_options=build_options,
         listener_options=listener_options,
+        recorder=mgr.get_event_recorder_for("autoscalingrunnerset"),
     )
     if "autoscalingrunnerset" in options.enabled:
         ars.setup_with_manager(mgr, options=_controller_options(options.autoscaling_runner_set_concurrency, options))
@@ -213,6 +214,7 @@ async def setup_controllers(mgr: Manager, options: ControllersOptions) -> Contro
         listener_metrics_addr=options.listener_metrics_addr,
         listener_metrics_endpoint=options.listener_metrics_endpoint,
         listener_options=listener_options,
+        recorder=mgr.get_event_recorder_for("autoscalinglistener"),
     )
     if "autoscalinglistener" in options.enabled:
         listener.setup_with_manager(mgr, options=_controller_options(options.autoscaling_listener_concurrency, options))

@@ -47,9 +47,20 @@ _LISTENER_CONFIG = {
     (".spec.listenerConfig.scaler.burst", "integer"),
     (".spec.listenerConfig.scaler.workers", "integer"),
 }
+# Issue 19 rule 4 (Beyond: ARC #2633, #4337, #4656): metav1.Condition lists, our addition, optional.
+_CONDITIONS = {
+    (".status.conditions", "array"),
+    (".status.conditions[]", "object"),
+    (".status.conditions[].type", "string"),
+    (".status.conditions[].status", "string"),
+    (".status.conditions[].reason", "string"),
+    (".status.conditions[].message", "string"),
+    (".status.conditions[].lastTransitionTime", "string"),
+    (".status.conditions[].observedGeneration", "integer"),
+}
 # Spec §2: fields newer than the June list (#4636, #4638, #4642, #4660, listenerconfig_types.go).
 NEW_FIELDS = {
-    "AutoscalingRunnerSet": {(".status.observedGeneration", "integer"), *_LISTENER_CONFIG},
+    "AutoscalingRunnerSet": {(".status.observedGeneration", "integer"), *_LISTENER_CONFIG, *_CONDITIONS},
     "EphemeralRunnerSet": {
         (".spec.actionableRevision", "integer"),
         (".status.appliedActionableRevision", "integer"),
@@ -61,6 +72,7 @@ NEW_FIELDS = {
         # The crash-loop count (ARC #4656, issue 19 rule 1): our addition, optional.
         (".status.failureCount", "integer"),
         (".status.lastFailureTime", "string"),
+        *_CONDITIONS,
     },
     # The job timing fields the listener writes since 0ba3cc92 (spec §9 line B); the June
     # CRD lacks them, and without them the API server prunes what the listener sends.
@@ -142,7 +154,8 @@ def test_every_upstream_field_path_exists_except_the_removed_ones() -> None:
 
 def test_crd_names_scope_subresource_and_columns() -> None:
     expected_columns = {
-        "AutoscalingRunnerSet": ["Minimum Runners", "Maximum Runners", "Phase"],
+        # Ready and Reason are ours (Beyond: ARC #2633): the Ready condition's status and reason.
+        "AutoscalingRunnerSet": ["Minimum Runners", "Maximum Runners", "Phase", "Ready", "Reason"],
         "EphemeralRunnerSet": ["DesiredReplicas", "Phase"],
         "EphemeralRunner": [
             "GitHub Config URL",
@@ -198,3 +211,15 @@ def test_markers_reach_the_schema() -> None:
     assert containers["x-kubernetes-list-type"] == "map"
     limits = containers["items"]["properties"]["resources"]["properties"]["limits"]["additionalProperties"]
     assert limits["x-kubernetes-int-or-string"] is True
+
+
+def test_conditions_are_a_map_by_type_and_min_over_max_is_refused_by_cel() -> None:
+    """Beyond: ARC #2633: conditions merge by type; an impossible spec is refused at admission."""
+    for kind in (KINDS[0], KINDS[3]):
+        schema = crdgen.generate(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        conditions = schema["properties"]["status"]["properties"]["conditions"]
+        assert (conditions["x-kubernetes-list-type"], conditions["x-kubernetes-list-map-keys"]) == ("map", ["type"])
+        assert conditions["items"]["required"] == ["lastTransitionTime", "message", "reason", "status", "type"]
+    ars = crdgen.generate(KINDS[0])["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    (rule,) = ars["properties"]["spec"]["x-kubernetes-validations"]
+    assert "self.minRunners <= self.maxRunners" in rule["rule"]

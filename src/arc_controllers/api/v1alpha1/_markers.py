@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["REQUIRED", "CrdRequired", "Embedded", "Format", "Minimum"]
+__all__ = ["REQUIRED", "CrdRequired", "Embedded", "Format", "ListMap", "Minimum", "XValidation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,25 @@ class Format:
     """An OpenAPI ``format`` such as ``int64`` or ``date-time``."""
 
     value: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListMap:
+    """``+listType=map`` with ``+listMapKey``: a list merged by ``keys`` (one item per key)."""
+
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class XValidation:
+    """``+kubebuilder:validation:XValidation``: a CEL ``rule`` the API server checks at admission.
+
+    Put on a model class as ``X_VALIDATIONS: ClassVar[tuple[XValidation, ...]]``; the rule sees
+    the object as ``self`` and a refusal says ``message``.
+    """
+
+    rule: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True)

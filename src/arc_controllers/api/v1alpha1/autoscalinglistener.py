@@ -23,6 +23,7 @@ from arc_controllers.api.v1alpha1.common import (
     TLSConfig,
     VaultConfig,
 )
+from arc_controllers.api.v1alpha1.condition import CONDITIONS_LIST, Condition
 from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
 from arc_controllers.api.v1alpha1.kinds import AUTOSCALING_LISTENER
 from arc_controllers.api.v1alpha1.listenerconfig import ListenerConfig
@@ -96,7 +97,7 @@ class AutoscalingListenerStatus(ArcModel):
     """AutoscalingListenerStatus defines the observed state of AutoscalingListener.
 
     Ports: AutoscalingListenerStatus
-    Beyond: ARC #4656: both fields are our addition (optional; Go ARC's status is empty).
+    Beyond: ARC #4656: every field is our addition (optional; Go ARC's status is empty).
     """
 
     failure_count: int | None = Field(None, alias="failureCount")
@@ -105,6 +106,9 @@ class AutoscalingListenerStatus(ArcModel):
     last_failure_time: str | None = Field(None, alias="lastFailureTime")
     """When the last counted death happened (the listener container's finishedAt), RFC 3339.
     Our addition (ARC #4656)."""
+    conditions: Annotated[list[Condition] | None, CONDITIONS_LIST] = None
+    """Ready (True, False or Unknown) with the reason the listener cannot run; our addition, optional.
+    Beyond: ARC #4337, #4656: a listener that cannot run said so only in the controller's log."""
 
 
 class AutoscalingListener(ArcModel):

@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field
 
 from arc_controllers.api.v1alpha1._base import ArcModel
-from arc_controllers.api.v1alpha1._markers import Embedded, Format, Minimum
+from arc_controllers.api.v1alpha1._markers import Embedded, Format, Minimum, XValidation
 from arc_controllers.api.v1alpha1.common import (
     MetricsConfig,
     ObjectMeta,
@@ -20,6 +20,7 @@ from arc_controllers.api.v1alpha1.common import (
     TLSConfig,
     VaultConfig,
 )
+from arc_controllers.api.v1alpha1.condition import CONDITIONS_LIST, Condition
 from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
 from arc_controllers.api.v1alpha1.kinds import AUTOSCALING_RUNNER_SET
 from arc_controllers.api.v1alpha1.listenerconfig import ListenerConfig
@@ -51,7 +52,15 @@ class AutoscalingRunnerSetSpec(ArcModel):
     """AutoscalingRunnerSetSpec defines the desired state of AutoscalingRunnerSet.
 
     Ports: AutoscalingRunnerSetSpec
+    Beyond: ARC #2633: ``minRunners > maxRunners`` is refused at admission (a CEL rule), not accepted and ignored.
     """
+
+    X_VALIDATIONS: ClassVar[tuple[XValidation, ...]] = (
+        XValidation(
+            rule="!has(self.minRunners) || !has(self.maxRunners) || self.minRunners <= self.maxRunners",
+            message="minRunners must be less than or equal to maxRunners",
+        ),
+    )
 
     github_config_url: str | None = Field(None, alias="githubConfigUrl")
     """URL of the enterprise, organization or repository the runners register with. Required."""
@@ -109,6 +118,9 @@ class AutoscalingRunnerSetStatus(ArcModel):
     """Pending, Running or Outdated; written only by the AutoscalingRunnerSet controller."""
     observed_generation: Annotated[int | None, Format("int64")] = None
     """The metadata.generation the last completed reconcile acted on."""
+    conditions: Annotated[list[Condition] | None, CONDITIONS_LIST] = None
+    """Ready (True, False or Unknown) with the reason an operator acts on; our addition, optional.
+    Beyond: ARC #2633, #4337: errors were visible only in the controller's log."""
 
 
 class AutoscalingRunnerSet(ArcModel):
@@ -124,6 +136,8 @@ class AutoscalingRunnerSet(ArcModel):
         PrinterColumn("Minimum Runners", "integer", ".spec.minRunners"),
         PrinterColumn("Maximum Runners", "integer", ".spec.maxRunners"),
         PrinterColumn("Phase", "string", ".status.phase"),
+        PrinterColumn("Ready", "string", '.status.conditions[?(@.type=="Ready")].status'),
+        PrinterColumn("Reason", "string", '.status.conditions[?(@.type=="Ready")].reason'),
     )
 
     api_version: str | None = None

@@ -28,7 +28,11 @@ from arc_controllers.api.v1alpha1 import GROUP, VERSION, ArcModel
 from arc_controllers.api.v1alpha1._markers import Embedded
 from arc_controllers.api.v1alpha1.crdgen import generate, split_annotated
 
-__all__ = ["SchemaGap", "compare_served", "embedded_paths", "served_schemas"]
+__all__ = ["PRUNABLE", "SchemaGap", "compare_served", "embedded_paths", "served_schemas"]
+
+PRUNABLE: frozenset[str] = frozenset({"status.conditions"})
+"""Fields of ours a served schema may lack: the controllers see them pruned and stop writing them
+(one info line), losing nothing the system runs on. Beyond: ARC #2633: conditions are our addition."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +88,8 @@ def _compare(
     extra_required: list[str],
 ) -> None:
     if served is None:
-        missing.append(path)
+        if path not in PRUNABLE:
+            missing.append(path)
         return
     if served.get("x-kubernetes-preserve-unknown-fields") is True or path in embedded:
         return

@@ -34,7 +34,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from arc_controllers.api.v1alpha1 import KINDS
-from arc_controllers.api.v1alpha1._markers import CrdRequired, Embedded, Format, Minimum
+from arc_controllers.api.v1alpha1._markers import CrdRequired, Embedded, Format, ListMap, Minimum, XValidation
 from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
 from arc_controllers.api.v1alpha1.k8sschema import embedded_schema, load_embedded_schemas
 
@@ -123,6 +123,9 @@ def _schema_for_type(tp: Any, metadata: list[Any]) -> dict[str, Any]:
             schema["minimum"] = marker.value
         elif isinstance(marker, Format):
             schema["format"] = marker.value
+        elif isinstance(marker, ListMap):
+            schema["x-kubernetes-list-type"] = "map"
+            schema["x-kubernetes-list-map-keys"] = list(marker.keys)
     return schema
 
 
@@ -164,6 +167,9 @@ def schema_for_model(model: type[BaseModel]) -> dict[str, Any]:
     description = _first_paragraph(model.__doc__)
     if description:
         schema["description"] = description
+    rules: tuple[XValidation, ...] = getattr(model, "X_VALIDATIONS", ())
+    if rules:
+        schema["x-kubernetes-validations"] = [{"message": r.message, "rule": r.rule} for r in rules]
     return schema
 
 

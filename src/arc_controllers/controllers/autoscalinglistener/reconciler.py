@@ -24,8 +24,10 @@ from arc_controllers.api.v1alpha1 import (
 from arc_controllers.controllers.actions_seam import ScaleSetLookupFactory
 from arc_controllers.controllers.autoscalinglistener.cleanup import ListenerCleanup
 from arc_controllers.controllers.autoscalinglistener.pod import ListenerPod
+from arc_controllers.controllers.autoscalinglistener.ready import report_ready
 from arc_controllers.controllers.autoscalinglistener.resources import ListenerResources
 from arc_controllers.controllers.autoscalinglistener.secrets import AppConfigResolver, ListenerSecrets
+from arc_controllers.controllers.conditions import ReadyConditions
 from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.controllers.predicates import listener_pod_predicate, listener_service_account_predicate
 from arc_controllers.resourcebuilder.listener import (
@@ -44,6 +46,7 @@ from reconcilekit.handler import enqueue_requests_from_map_func
 from reconcilekit.manager import Manager
 from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request, Result
+from reconcilekit.recorder import EventRecorder
 
 __all__ = ["AutoscalingListenerReconciler", "rbac_to_listener"]
 
@@ -85,7 +88,12 @@ class AutoscalingListenerReconciler:
     listener_options: ListenerBuildOptions = field(default_factory=ListenerBuildOptions)
     """Label exclusions, log level and format, entrypoint."""
 
+    recorder: EventRecorder | None = None
+    """Warning Events when the listener's Ready condition turns False; None records none.
+    Beyond: ARC #4337: Go ARC records no Events."""
+
     resources: ListenerResources = field(init=False, repr=False)
+    conditions: ReadyConditions = field(init=False, repr=False)
     cleanup: ListenerCleanup = field(init=False, repr=False)
     secrets: ListenerSecrets = field(init=False, repr=False)
     pod: ListenerPod = field(init=False, repr=False)
@@ -93,6 +101,7 @@ class AutoscalingListenerReconciler:
     def __post_init__(self) -> None:
         """Python only: build the parts from the fields."""
         self.resources = ListenerResources(client=self.client, options=self.listener_options)
+        self.conditions = ReadyConditions(client=self.client, recorder=self.recorder)
         self.cleanup = ListenerCleanup(resources=self.resources)
         self.secrets = ListenerSecrets(resources=self.resources, app_config=self.app_config)
         self.pod = ListenerPod(resources=self.resources, actions=self.actions)
@@ -111,7 +120,7 @@ class AutoscalingListenerReconciler:
             return await self._finalize(listener)
         if not contains_finalizer(listener, constants.AUTOSCALING_LISTENER_FINALIZER_NAME):
             return await self._add_finalizer(listener)
-        spec, name, options = objects.spec(listener), objects.name(listener), self.listener_options
+        spec = objects.spec(listener)
         ars_namespace = spec.get("autoscalingRunnerSetNamespace", "")
         try:
             ars = await self.client.get(
@@ -121,7 +130,21 @@ class AutoscalingListenerReconciler:
             return await self._delete_orphan(listener)
         if spec.get("phase") == AutoscalingListenerPhase.STOPPED:
             return await self._stop(listener)
+        try:
+            result = await self._reconcile_children(listener, ars)
+        except Exception as err:  # Beyond: ARC #4337: the cause goes on the object, the retry goes on
+            await self.conditions.fail(listener, err, action="reconcile")
+            raise
+        await report_ready(self.conditions, self.resources, listener)
+        return result
 
+    async def _reconcile_children(self, listener: Object, ars: Object) -> Result:
+        """The ServiceAccount, Role, RoleBinding, secrets and pod, one step per pass.
+
+        Ports: AutoscalingListenerReconciler.Reconcile, from the ServiceAccount block on
+        """
+        spec, name, options = objects.spec(listener), objects.name(listener), self.listener_options
+        ars_namespace = spec.get("autoscalingRunnerSetNamespace", "")
         desired_account = new_scale_set_listener_service_account(listener, options=options)
         account = await self.resources.get(SERVICE_ACCOUNT, objects.namespace(listener), name)
         if account is None:

@@ -18,6 +18,7 @@ from arc_controllers.controllers.autoscalingrunnerset.cleanup import ScaleSetCle
 from arc_controllers.controllers.autoscalingrunnerset.indexing import listener_to_scale_set
 from arc_controllers.controllers.autoscalingrunnerset.listener import Listeners, is_stopped
 from arc_controllers.controllers.autoscalingrunnerset.parking import Parking
+from arc_controllers.controllers.autoscalingrunnerset.ready import ScaleSetReady
 from arc_controllers.controllers.autoscalingrunnerset.registration import (
     ScaleSetClientFactory,
     ScaleSetRegistration,
@@ -40,6 +41,7 @@ from reconcilekit.handler import enqueue_requests_from_map_func
 from reconcilekit.manager import Manager
 from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request, Result
+from reconcilekit.recorder import EventRecorder
 
 __all__ = ["AutoscalingRunnerSetReconciler"]
 
@@ -76,7 +78,12 @@ class AutoscalingRunnerSetReconciler:
     listener_options: ListenerBuildOptions = field(default_factory=ListenerBuildOptions)
     """Label propagation exclusions for the listener."""
 
+    recorder: EventRecorder | None = None
+    """Warning Events when the scale set's Ready condition turns False; None records none.
+    Beyond: ARC #2633: Go ARC records no Events."""
+
     status: ScaleSetStatus = field(init=False, repr=False)
+    ready: ScaleSetReady = field(init=False, repr=False)
     registration: ScaleSetRegistration = field(init=False, repr=False)
     runner_sets: RunnerSetPublisher = field(init=False, repr=False)
     listeners: Listeners = field(init=False, repr=False)
@@ -86,6 +93,7 @@ class AutoscalingRunnerSetReconciler:
     def __post_init__(self) -> None:
         """Python only: build the parts from the fields."""
         self.status = ScaleSetStatus(client=self.client)
+        self.ready = ScaleSetReady(client=self.client, status=self.status, recorder=self.recorder)
         self.registration = ScaleSetRegistration(client=self.client, actions=self.actions)
         self.runner_sets = RunnerSetPublisher(client=self.client, build_options=self.build_options)
         self.listeners = Listeners(
@@ -120,6 +128,14 @@ class AutoscalingRunnerSetReconciler:
             return await self._delete_disallowed_version(ars)
         if not contains_finalizer(ars, constants.AUTOSCALING_RUNNER_SET_FINALIZER_NAME):
             return await self._add_finalizer(ars)
+        try:
+            return await self._reconcile_scale_set(ars)
+        except Exception as err:  # Beyond: ARC #2633: the cause goes on the object, the retry goes on
+            await self.ready.conditions.fail(ars, err, action="reconcile")
+            raise
+
+    async def _reconcile_scale_set(self, ars: Object) -> Result:
+        """Ports: AutoscalingRunnerSetReconciler.Reconcile, from the un-park test on"""
         parked = is_parked(ars)
         if parked and not await self.runner_sets.outdated_runner_spec_corrected(ars):
             return await self.parking.reconcile_outdated(ars)
@@ -161,7 +177,7 @@ class AutoscalingRunnerSetReconciler:
             return await self.listeners.replace(ars, listener)
         if is_stopped(listener):
             return await self.listeners.restart(listener)
-        return await self.status.mark_running(ars)
+        return await self.ready.mark(ars, listener)
 
     async def _add_finalizer(self, ars: Object) -> Result:
         """Ports: AutoscalingRunnerSetReconciler.Reconcile, the "add finalizer" branch"""
