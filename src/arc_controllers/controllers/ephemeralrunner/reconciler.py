@@ -16,6 +16,7 @@ Differs: a runner found gone also leaves the gauges (docs/porting-notes.md, Ephe
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -52,6 +53,7 @@ from arc_controllers.resourcebuilder.runner import (
 from reconcilekit.builder import controller_managed_by
 from reconcilekit.client.interfaces import Client, Object
 from reconcilekit.client.interfaces import object_key_from_object as _key
+from reconcilekit.controller import yield_worker
 from reconcilekit.controller.options import Options as ControllerOptions
 from reconcilekit.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
 from reconcilekit.errors import AlreadyExistsError, ForbiddenError, InvalidError, NotFoundError
@@ -59,12 +61,20 @@ from reconcilekit.manager import Manager
 from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request, Result
 
-__all__ = ["DEFAULT_CONCURRENCY", "EphemeralRunnerReconciler"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_MAX_CONCURRENT_REGISTRATIONS", "EphemeralRunnerReconciler"]
 
 log = structlog.get_logger("EphemeralRunner")  # Go's logr name for this reconciler
 
 DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER
 """Workers when `EphemeralRunnerReconciler.setup_with_manager` is given no options."""
+
+DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 20
+"""JIT registrations in flight at once while their workers take other runners (`yield_worker`).
+
+With the chart's 2 workers and 100 ms of Actions latency, 20 registrations in flight make
+200 a second, more than the API server's client buckets (QPS 20) let the workers create
+secrets and pods for, while bounding the concurrent requests to the Actions service.
+"""
 
 _MAX_FAILURES = constants.EPHEMERAL_RUNNER_MAX_FAILURES
 _FAILURE_BACKOFF = constants.EPHEMERAL_RUNNER_FAILURE_BACKOFF
@@ -126,6 +136,12 @@ class EphemeralRunnerReconciler:
     """Publish the phase gauges (main.go: the metrics address is not "0"). Ports: PublishMetrics"""
     phase_metrics: RunnerPhaseMetrics = field(default_factory=lambda: RUNNER_PHASE_METRICS)
     """Python only: the per-runner phase bookkeeping (process-wide by default)."""
+    max_concurrent_registrations: int = DEFAULT_MAX_CONCURRENT_REGISTRATIONS
+    """Python only: how many runners may wait on their JIT registration without holding a worker.
+
+    `controller_options` gives it to the controller as ``max_yielded_reconciles`` unless the
+    options set that; 0 registers while holding the worker, as upstream does.
+    """
 
     writes: RunnerWrites = field(init=False, repr=False)
     resources: RunnerResources = field(init=False, repr=False)
@@ -145,6 +161,7 @@ class EphemeralRunnerReconciler:
         """``For(EphemeralRunner).Owns(Pod)`` with the pod projection.
 
         Creates the unregistration queue and adds it to ``mgr`` when the reconciler has none.
+        The controller runs with `controller_options`.
 
         Ports: EphemeralRunnerReconciler.SetupWithManager
         """
@@ -156,10 +173,22 @@ class EphemeralRunnerReconciler:
             .for_(EPHEMERAL_RUNNER)
             .owns(POD, predicates=[ephemeral_runner_pod_predicate()])
             .with_event_filter(ResourceVersionChangedPredicate())
-            .with_options(options or ControllerOptions(max_concurrent_reconciles=DEFAULT_CONCURRENCY))
+            .with_options(self.controller_options(options))
             .named("ephemeralrunner")
             .complete(self)
         )
+
+    def controller_options(self, options: ControllerOptions | None = None, /) -> ControllerOptions:
+        """``options`` (default: `DEFAULT_CONCURRENCY` workers) with room for the yielded registrations.
+
+        Options that leave ``max_yielded_reconciles`` at 0 get ``max_concurrent_registrations``.
+
+        Python only: see `_ensure_jit_secret`.
+        """
+        options = options or ControllerOptions(max_concurrent_reconciles=DEFAULT_CONCURRENCY)
+        if options.max_yielded_reconciles == 0:
+            options = dataclasses.replace(options, max_yielded_reconciles=self.max_concurrent_registrations)
+        return options
 
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile
@@ -332,14 +361,22 @@ class EphemeralRunnerReconciler:
         read only while the runner ID is unrecorded or the pod is missing (the ledger's
         repeated secret reads), which changes no decision.
 
+        The registration (one Actions round trip, more on a name conflict) runs inside
+        `yield_worker`: the worker takes other runners meanwhile, up to
+        ``max_concurrent_registrations`` of them registering at once. The runner's request
+        stays in flight, so no second reconcile of it can register it again. A runner deleted
+        meanwhile gets no pod (see `_cached_copy`).
+
         Ports: EphemeralRunnerReconciler.Reconcile, the JIT secret block
+        Beyond: no ARC issue; issue 20: a worker sat idle through every registration (2 at a time in the chart).
         """
         try:
             return await self.client.get(SECRET, _key(runner))
         except NotFoundError:
             pass
         try:
-            jit = await self.registration.create_runner_jit_config(runner)
+            async with yield_worker():
+                jit = await self.registration.create_runner_jit_config(runner)
         except RetryableError:
             return Result(requeue_after=constants.EPHEMERAL_RUNNER_RETRYABLE_JIT_ERROR_REQUEUE)
         except FatalError as err:
@@ -347,10 +384,35 @@ class EphemeralRunnerReconciler:
             with contextlib.suppress(NotFoundError):
                 await self.writes.delete_runner(runner)
             return Result()
+        current = await self._cached_copy(runner)
+        if current is None:
+            log.info("runner was deleted while it registered, removing the registration", runner=objects.name(runner))
+            self._push(runner, jit.runner_id)
+            return Result()
         secret = new_ephemeral_runner_jit_secret(runner, jit, options=self.build_options)
         await self.client.create(secret)
         log.info("created JIT secret", runner=objects.name(runner), runner_id=jit.runner_id)
+        if objects.is_deleting(current):
+            log.info("runner is being deleted, not creating its pod", runner=objects.name(runner))
+            return Result()
         return secret
+
+    async def _cached_copy(self, runner: Object) -> Object | None:
+        """The cache's copy of ``runner`` after its registration; None once it is gone (or replaced by name).
+
+        The registration runs without a worker (`yield_worker`), so the runner may have been
+        deleted meanwhile. One kept by its finalizers gets its JIT secret (the finalizer
+        branch, which runs after this reconcile, reads the registration from it) but no pod.
+        One already gone (its finalizers removed by hand) would strand the registration: the
+        caller queues its removal instead.
+
+        Python only: upstream registers while holding its worker (the same window, shorter).
+        """
+        try:
+            current = await self.client.get(EPHEMERAL_RUNNER, _key(runner))
+        except NotFoundError:
+            return None
+        return current if objects.uid(current) == objects.uid(runner) else None
 
     async def _delete_after_too_many_failures(self, runner: Object) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile, the too-many-failures branch"""
