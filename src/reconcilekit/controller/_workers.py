@@ -12,7 +12,8 @@ At most ``max_yielded_reconciles`` reconciles wait inside `yield_worker` at once
 (and always with the default of 0, or outside a controller) `yield_worker` keeps the worker
 and is a no-op. So a controller has at most ``max_concurrent_reconciles`` reconciles outside
 the block and ``max_yielded_reconciles`` inside it. A reconcile coming back from the block
-goes before new requests: finishing work that is in flight comes first.
+goes before new requests: finishing work that is in flight comes first. Under leader election
+it goes on only while the leader fence holds (a worker hands out nothing once it fails).
 
 Python only: controller-runtime's workers are goroutines blocked in the reconcile; Go has no
 twin of a worker released during an await.
@@ -25,6 +26,8 @@ import contextlib
 import contextvars
 from collections.abc import Callable
 from types import TracebackType
+
+from reconcilekit._internal.fence import fence_holds
 
 __all__ = ["WorkerLease", "WorkerSlots", "yield_worker"]
 
@@ -97,7 +100,12 @@ class WorkerSlots:
         return True
 
     async def resume(self, lease: WorkerLease) -> None:
-        """End a `yield_worker` block: wait for a free worker (before any new request) and take it."""
+        """End a `yield_worker` block: wait for a free worker (before any new request) and take it.
+
+        Raises:
+            RuntimeError: the leader fence failed meanwhile; the reconcile goes no further
+                (its request is requeued as after any error; a new leader picks it up).
+        """
         self._yielded -= 1
         self._resuming += 1
         try:
@@ -107,6 +115,8 @@ class WorkerSlots:
         lease.holds = True
         self._hold(+1)
         self._notify()
+        if not fence_holds():  # as a worker hands out nothing more once the fence failed
+            raise RuntimeError("the leader fence failed while the reconcile waited without a worker; it stops here")
 
     def abandon(self, lease: WorkerLease) -> None:
         """End a `yield_worker` block that is being cancelled: no worker is taken back."""

@@ -312,3 +312,35 @@ def test_the_option_rejects_a_negative_bound(value: int) -> None:
     """max_yielded_reconciles is a count."""
     with pytest.raises(ValueError, match="max_yielded_reconciles"):
         Options(max_yielded_reconciles=value)
+
+
+async def test_a_reconcile_coming_back_after_the_leader_fence_failed_goes_no_further() -> None:
+    """Leadership may end during a round trip: the reconcile stops at the end of the block, writing nothing more."""
+    from reconcilekit._internal.fence import LEADER_FENCE
+
+    holds = [True]
+    after: list[str] = []
+    gate = asyncio.Event()
+
+    class Writer:
+        async def reconcile(self, request: Request, /) -> Result:
+            async with yield_worker():
+                await gate.wait()
+            after.append(request.name)  # the write only the leader may make
+            return Result()
+
+    env = Env(Writer(), max_concurrent_reconciles=1, max_yielded_reconciles=5)
+    token = LEADER_FENCE.set(lambda: holds[0])  # the controller's tasks inherit it, as in the manager's group
+    try:
+        with capture_logs() as logs:
+            async with env.running():
+                env.informer.add(obj("a"))
+                await settle()
+                holds[0] = False
+                gate.set()
+                await settle(50)
+                assert after == []
+                assert env.active_workers() == 0
+        assert any("leader fence failed" in str(line.get("exc_info", "")) for line in logs)
+    finally:
+        LEADER_FENCE.reset(token)
