@@ -211,3 +211,51 @@ async def test_a_runner_recreated_under_its_name_while_registering_counts_as_gon
     await reconcile
     assert cluster.objects("Secret", NS) == []
     assert queue.pushed == [("set-runner-a", 1)]
+
+
+class GatedPodCreates:
+    """The fake API client, whose pod creates wait on ``gate`` (a slow API server round trip)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.gate = asyncio.Event()
+        self.in_flight = 0
+        self.peak = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def create(self, obj: Any, /, **options: Any) -> Any:
+        if obj.get("kind") == "Pod":
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+            try:
+                await self.gate.wait()
+            finally:
+                self.in_flight -= 1
+        return await self._inner.create(obj, **options)
+
+
+async def test_two_workers_create_every_new_runners_pod_at_once() -> None:
+    """The API server's round trips of provisioning leave the worker too: 12 pod creates in flight at once."""
+    cluster, actions = FakeCluster(), FakeActions()
+    names = [f"set-runner-{n:02d}" for n in range(12)]
+    for name in names:
+        put_runner(cluster, name)
+    client = GatedPodCreates(cluster.client())
+
+    async def factory(_: Any) -> FakeActions:
+        return actions
+
+    reconciler = EphemeralRunnerReconciler(client=client, actions=factory, unregistration_queue=None)  # type: ignore[arg-type]
+    async with running(reconciler, reconciler.controller_options(Options(max_concurrent_reconciles=2))) as queue:
+        for name in names:
+            queue.add(Request(NS, name))
+        await eventually(lambda: client.in_flight == len(names), message="every pod create in flight at once")
+        client.gate.set()
+        await eventually(lambda: pods(cluster) == set(names), message="a pod for every runner")
+        await eventually(
+            lambda: all(r.get("status", {}).get("runnerId") for r in cluster.objects("EphemeralRunner", NS)),
+            message="every runner ID recorded",
+        )
+    assert client.peak == len(names)

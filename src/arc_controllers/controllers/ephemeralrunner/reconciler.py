@@ -69,11 +69,12 @@ DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNN
 """Workers when `EphemeralRunnerReconciler.setup_with_manager` is given no options."""
 
 DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 20
-"""JIT registrations in flight at once while their workers take other runners (`yield_worker`).
+"""New runners provisioned at once without holding a worker (`yield_worker`).
 
-With the chart's 2 workers and 100 ms of Actions latency, 20 registrations in flight make
-200 a second, more than the API server's client buckets (QPS 20) let the workers create
-secrets and pods for, while bounding the concurrent requests to the Actions service.
+Provisioning is round trips only: the JIT secret read, the JIT registration (Actions), the
+secret and pod creates and the status patch. With the chart's 2 workers and 100 ms of Actions
+latency, 20 in flight outpace the client's per-resource buckets (QPS 20), which then set the
+pace, while bounding the concurrent requests to the Actions service and the API server.
 """
 
 _MAX_FAILURES = constants.EPHEMERAL_RUNNER_MAX_FAILURES
@@ -137,7 +138,7 @@ class EphemeralRunnerReconciler:
     phase_metrics: RunnerPhaseMetrics = field(default_factory=lambda: RUNNER_PHASE_METRICS)
     """Python only: the per-runner phase bookkeeping (process-wide by default)."""
     max_concurrent_registrations: int = DEFAULT_MAX_CONCURRENT_REGISTRATIONS
-    """Python only: how many runners may wait on their JIT registration without holding a worker.
+    """Python only: how many new runners may be provisioned (registered, given a secret and a pod) without a worker.
 
     `controller_options` gives it to the controller as ``max_yielded_reconciles`` unless the
     options set that; 0 registers while holding the worker, as upstream does.
@@ -221,7 +222,8 @@ class EphemeralRunnerReconciler:
             return await self._delete_after_pod_lost_mid_job(runner)
         secret: Object | None = None
         if runner_id(runner) == 0 or pod is None:
-            got = await self._ensure_jit_secret(runner)
+            async with yield_worker():  # round trips only: the API server's and the Actions service's
+                got = await self._ensure_jit_secret(runner)
             if isinstance(got, Result):
                 return got
             secret = got
@@ -237,7 +239,8 @@ class EphemeralRunnerReconciler:
             return Result(requeue_after=wait)
         if pod is None:
             assert secret is not None
-            return await self._create_pod(runner, secret, identity)
+            async with yield_worker():  # the pod's create and the runner's status patch
+                return await self._create_pod(runner, secret, identity)
         if identity is not None:
             await self._record_runner_identity(runner, identity)
         return await self._reconcile_pod_state(runner, pod)
@@ -361,11 +364,11 @@ class EphemeralRunnerReconciler:
         read only while the runner ID is unrecorded or the pod is missing (the ledger's
         repeated secret reads), which changes no decision.
 
-        The registration (one Actions round trip, more on a name conflict) runs inside
-        `yield_worker`: the worker takes other runners meanwhile, up to
-        ``max_concurrent_registrations`` of them registering at once. The runner's request
-        stays in flight, so no second reconcile of it can register it again. A runner deleted
-        meanwhile gets no pod (see `_cached_copy`).
+        `reconcile` calls it inside `yield_worker` (and `_create_pod` too): its round trips
+        (this read, the registration, one Actions round trip or more on a name conflict, the
+        create) leave the worker to other runners, up to ``max_concurrent_registrations`` of
+        them at once. The runner's request stays in flight, so no second reconcile of it can
+        register it again. A runner deleted meanwhile gets no pod (see `_cached_copy`).
 
         Ports: EphemeralRunnerReconciler.Reconcile, the JIT secret block
         Beyond: no ARC issue; issue 20: a worker sat idle through every registration (2 at a time in the chart).
@@ -375,8 +378,7 @@ class EphemeralRunnerReconciler:
         except NotFoundError:
             pass
         try:
-            async with yield_worker():
-                jit = await self.registration.create_runner_jit_config(runner)
+            jit = await self.registration.create_runner_jit_config(runner)
         except RetryableError:
             return Result(requeue_after=constants.EPHEMERAL_RUNNER_RETRYABLE_JIT_ERROR_REQUEUE)
         except FatalError as err:
@@ -400,7 +402,7 @@ class EphemeralRunnerReconciler:
     async def _cached_copy(self, runner: Object) -> Object | None:
         """The cache's copy of ``runner`` after its registration; None once it is gone (or replaced by name).
 
-        The registration runs without a worker (`yield_worker`), so the runner may have been
+        The registration ran without a worker (`yield_worker`), so the runner may have been
         deleted meanwhile. One kept by its finalizers gets its JIT secret (the finalizer
         branch, which runs after this reconcile, reads the registration from it) but no pod.
         One already gone (its finalizers removed by hand) would strand the registration: the
