@@ -3,7 +3,7 @@
 Ports: sigs.k8s.io/controller-runtime/pkg/controller
 """
 
-from reconcilekit.controller.controller import Controller, new_controller, reconcile_id_from_context
+from reconcilekit.controller.controller import Controller, new_controller, reconcile_id_from_context, yield_worker
 from reconcilekit.controller.options import NewQueueFunc, Options
 
-__all__ = ["Controller", "NewQueueFunc", "Options", "new_controller", "reconcile_id_from_context"]
+__all__ = ["Controller", "NewQueueFunc", "Options", "new_controller", "reconcile_id_from_context", "yield_worker"]

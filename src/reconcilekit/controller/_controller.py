@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import itertools
 import uuid
 from collections.abc import Iterator, Mapping
 
@@ -53,6 +54,8 @@ import structlog
 from reconcilekit._internal.fence import fence_holds
 from reconcilekit.controller import _metrics as metrics
 from reconcilekit.controller._tracebacks import TracebackLimiter
+from reconcilekit.controller._workers import LEASE as WORKER_LEASE
+from reconcilekit.controller._workers import WorkerSlots
 from reconcilekit.controller.options import Options
 from reconcilekit.errors import TerminalError, is_conflict
 from reconcilekit.reconcile import Reconciler, Request, Result
@@ -213,8 +216,9 @@ class Controller:
                 await self._wait_for_sync()
                 workers = self._options.max_concurrent_reconciles
                 _log.info("starting workers", controller=self._name, worker_count=workers)
+                slots = self._new_worker_slots(tasks, queue)
                 for n in range(workers):
-                    tasks.create_task(self._work(queue), name=f"{self._name}-worker-{n}")
+                    tasks.create_task(self._work(queue, slots), name=f"{self._name}-worker-{n}")
         except BaseExceptionGroup as group:
             errors = [err for err in _leaves(group) if not isinstance(err, asyncio.CancelledError)]
             if len(errors) == 1:
@@ -264,14 +268,45 @@ class Controller:
                 )
                 raise TimeoutError(message) from (cause or err)
 
-    async def _work(self, queue: RateLimitingInterface[Request]) -> None:
+    def _new_worker_slots(self, tasks: asyncio.TaskGroup, queue: RateLimitingInterface[Request]) -> WorkerSlots:
+        """Python only: the workers' slots; a reconcile that yields its worker starts a substitute loop.
+
+        The substitute runs in a copy of the context the workers started in (not the
+        yielding reconcile's, whose log bindings and reconcile ID are its own).
+        """
+        base = contextvars.copy_context()
+        substitutes = itertools.count()
+        active = self._metrics.active_workers
+
+        def start_substitute() -> bool:
+            name = f"{self._name}-worker-substitute-{next(substitutes)}"
+            work = self._work(queue, slots)
+            try:
+                tasks.create_task(work, name=name, context=base.copy())
+            except RuntimeError:  # the controller is stopping: the reconcile keeps its worker
+                work.close()
+                return False
+            return True
+
+        slots = WorkerSlots(
+            workers=self._options.max_concurrent_reconciles,
+            max_yielded=self._options.max_yielded_reconciles,
+            start_substitute=start_substitute,
+            on_hold=lambda delta: active.inc() if delta > 0 else active.dec(),
+        )
+        return slots
+
+    async def _work(self, queue: RateLimitingInterface[Request], slots: WorkerSlots) -> None:
         """Take requests until the queue shuts down, or until the leader fence fails.
 
-        Ports: Controller.processNextWorkItem, in a loop (Python only: the leader fence check)
+        A worker whose reconcile yielded it (`reconcilekit.controller.yield_worker`) was
+        replaced by a substitute loop when it did; it retires once that reconcile ends.
+
+        Ports: Controller.processNextWorkItem, in a loop (Python only: the leader fence check, yielded workers)
         """
-        active = self._metrics.active_workers
         get_with_priority = getattr(queue, "get_with_priority", None)
         while True:
+            await slots.wait_for_room()
             if get_with_priority is not None:
                 got: tuple[Request, int] | None = await get_with_priority()
                 if got is None:
@@ -286,12 +321,20 @@ class Controller:
                 queue.done(request)
                 _log.info("leader fence failed: worker stops taking requests", controller=self._name)
                 return
-            active.inc()
+            try:
+                lease = await slots.take()
+            except BaseException:
+                queue.done(request)
+                raise
+            token = WORKER_LEASE.set(lease)
             try:
                 await self._reconcile_handler(queue, request, priority)
             finally:
-                active.dec()
+                WORKER_LEASE.reset(token)
+                slots.give_back(lease)
                 queue.done(request)
+            if lease.handed_over:
+                return
 
     async def _reconcile_handler(self, queue: RateLimitingInterface[Request], request: Request, priority: int) -> None:
         """Reconcile one request and act on the outcome as the module's table says.

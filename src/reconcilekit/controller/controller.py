@@ -12,11 +12,12 @@ from typing import Protocol
 
 from reconcilekit.controller._controller import RECONCILE_ID
 from reconcilekit.controller._controller import Controller as _Controller
+from reconcilekit.controller._workers import yield_worker
 from reconcilekit.controller.options import Options
 from reconcilekit.reconcile import Reconciler, Request, Result
 from reconcilekit.source.source import Source
 
-__all__ = ["Controller", "new_controller", "reconcile_id_from_context"]
+__all__ = ["Controller", "new_controller", "reconcile_id_from_context", "yield_worker"]
 
 _names: set[str] = set()
 """Names of the controllers made in this process. Ports: name.go's usedNames"""

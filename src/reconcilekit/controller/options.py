@@ -28,6 +28,15 @@ class Options:
     max_concurrent_reconciles: int = 1
     """Workers, i.e. how many different requests are reconciled at once (never one key twice)."""
 
+    max_yielded_reconciles: int = 0
+    """How many reconciles may wait inside `reconcilekit.controller.yield_worker` at once without
+    holding a worker, on top of the ``max_concurrent_reconciles`` that hold one.
+
+    A yielded reconcile's request stays in flight (its key is not handed out again). ``0``, the
+    default, makes `yield_worker` a no-op: every reconcile keeps its worker throughout, as in
+    controller-runtime. Python only.
+    """
+
     cache_sync_timeout: float = 120.0
     """Seconds to wait for every source to sync before the start fails."""
 
@@ -76,6 +85,8 @@ class Options:
     def __post_init__(self) -> None:
         if self.max_concurrent_reconciles < 1:
             raise ValueError(f"max_concurrent_reconciles must be at least 1, got {self.max_concurrent_reconciles}")
+        if self.max_yielded_reconciles < 0:
+            raise ValueError(f"max_yielded_reconciles must not be negative, got {self.max_yielded_reconciles}")
         if self.cache_sync_timeout <= 0:
             raise ValueError(f"cache_sync_timeout must be positive, got {self.cache_sync_timeout}")
         if self.reconciliation_timeout is not None and self.reconciliation_timeout <= 0:

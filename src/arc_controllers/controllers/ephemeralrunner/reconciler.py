@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -55,6 +56,7 @@ from arc_controllers.resourcebuilder.runner import (
 from reconcilekit.builder import controller_managed_by
 from reconcilekit.client.interfaces import Client, Object
 from reconcilekit.client.interfaces import object_key_from_object as _key
+from reconcilekit.controller import yield_worker
 from reconcilekit.controller.options import Options as ControllerOptions
 from reconcilekit.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
 from reconcilekit.errors import AlreadyExistsError, ForbiddenError, InvalidError, NotFoundError
@@ -62,12 +64,21 @@ from reconcilekit.manager import Manager
 from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request, Result
 
-__all__ = ["DEFAULT_CONCURRENCY", "EphemeralRunnerReconciler"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_MAX_CONCURRENT_REGISTRATIONS", "EphemeralRunnerReconciler"]
 
 log = structlog.get_logger("EphemeralRunner")  # Go's logr name for this reconciler
 
 DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER
 """Workers when `EphemeralRunnerReconciler.setup_with_manager` is given no options."""
+
+DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 20
+"""New runners provisioned at once without holding a worker (`yield_worker`).
+
+Provisioning is round trips only: the JIT secret read, the JIT registration (Actions), the
+secret and pod creates and the status patch. With the chart's 2 workers and 100 ms of Actions
+latency, 20 in flight outpace the client's per-resource buckets (QPS 20), which then set the
+pace, while bounding the concurrent requests to the Actions service and the API server.
+"""
 
 _MAX_FAILURES = constants.EPHEMERAL_RUNNER_MAX_FAILURES
 _FAILURE_BACKOFF = constants.EPHEMERAL_RUNNER_FAILURE_BACKOFF
@@ -137,6 +148,12 @@ class EphemeralRunnerReconciler:
     """Python only: runners whose DELETE this process sent; shared with the EphemeralRunnerSet reconciler."""
     completions: JobCompletions = field(default_factory=JobCompletions)
     """Python only: runners that completed a job, by set; shared with the EphemeralRunnerSet reconciler."""
+    max_concurrent_registrations: int = DEFAULT_MAX_CONCURRENT_REGISTRATIONS
+    """Python only: how many new runners may be provisioned (registered, given a secret and a pod) without a worker.
+
+    `controller_options` gives it to the controller as ``max_yielded_reconciles`` unless the
+    options set that; 0 registers while holding the worker, as upstream does.
+    """
 
     writes: RunnerWrites = field(init=False, repr=False)
     resources: RunnerResources = field(init=False, repr=False)
@@ -162,6 +179,7 @@ class EphemeralRunnerReconciler:
         """``For(EphemeralRunner).Owns(Pod)`` with the pod projection.
 
         Creates the unregistration queue and adds it to ``mgr`` when the reconciler has none.
+        The controller runs with `controller_options`.
 
         Ports: EphemeralRunnerReconciler.SetupWithManager
         """
@@ -173,10 +191,22 @@ class EphemeralRunnerReconciler:
             .for_(EPHEMERAL_RUNNER)
             .owns(POD, predicates=[ephemeral_runner_pod_predicate()])
             .with_event_filter(ResourceVersionChangedPredicate())
-            .with_options(options or ControllerOptions(max_concurrent_reconciles=DEFAULT_CONCURRENCY))
+            .with_options(self.controller_options(options))
             .named("ephemeralrunner")
             .complete(self)
         )
+
+    def controller_options(self, options: ControllerOptions | None = None, /) -> ControllerOptions:
+        """``options`` (default: `DEFAULT_CONCURRENCY` workers) with room for the yielded registrations.
+
+        Options that leave ``max_yielded_reconciles`` at 0 get ``max_concurrent_registrations``.
+
+        Python only: see `_ensure_jit_secret`.
+        """
+        options = options or ControllerOptions(max_concurrent_reconciles=DEFAULT_CONCURRENCY)
+        if options.max_yielded_reconciles == 0:
+            options = dataclasses.replace(options, max_yielded_reconciles=self.max_concurrent_registrations)
+        return options
 
     async def reconcile(self, request: Request, /) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile
@@ -209,7 +239,8 @@ class EphemeralRunnerReconciler:
             return await self._delete_after_pod_lost_mid_job(runner)
         secret: Object | None = None
         if runner_id(runner) == 0 or pod is None:
-            got = await self._ensure_jit_secret(runner)
+            async with yield_worker():  # round trips only: the API server's and the Actions service's
+                got = await self._ensure_jit_secret(runner)
             if isinstance(got, Result):
                 return got
             secret = got
@@ -225,7 +256,8 @@ class EphemeralRunnerReconciler:
             return Result(requeue_after=wait)
         if pod is None:
             assert secret is not None
-            return await self._create_pod(runner, secret, identity)
+            async with yield_worker():  # the pod's create and the runner's status patch
+                return await self._create_pod(runner, secret, identity)
         if identity is not None:
             await self._record_runner_identity(runner, identity)
         return await self._reconcile_pod_state(runner, pod)
@@ -353,7 +385,14 @@ class EphemeralRunnerReconciler:
         read only while the runner ID is unrecorded or the pod is missing (the ledger's
         repeated secret reads), which changes no decision.
 
+        `reconcile` calls it inside `yield_worker` (and `_create_pod` too): its round trips
+        (this read, the registration, one Actions round trip or more on a name conflict, the
+        create) leave the worker to other runners, up to ``max_concurrent_registrations`` of
+        them at once. The runner's request stays in flight, so no second reconcile of it can
+        register it again. A runner deleted meanwhile gets no pod (see `_cached_copy`).
+
         Ports: EphemeralRunnerReconciler.Reconcile, the JIT secret block
+        Beyond: no ARC issue; issue 20: a worker sat idle through every registration (2 at a time in the chart).
         """
         try:
             return await self.client.get(SECRET, _key(runner))
@@ -368,10 +407,35 @@ class EphemeralRunnerReconciler:
             with contextlib.suppress(NotFoundError):
                 await self.writes.delete_runner(runner)
             return Result()
+        current = await self._cached_copy(runner)
+        if current is None:
+            log.info("runner was deleted while it registered, removing the registration", runner=objects.name(runner))
+            self._push(runner, jit.runner_id)
+            return Result()
         secret = new_ephemeral_runner_jit_secret(runner, jit, options=self.build_options)
         await self.client.create(secret)
         log.info("created JIT secret", runner=objects.name(runner), runner_id=jit.runner_id)
+        if objects.is_deleting(current):
+            log.info("runner is being deleted, not creating its pod", runner=objects.name(runner))
+            return Result()
         return secret
+
+    async def _cached_copy(self, runner: Object) -> Object | None:
+        """The cache's copy of ``runner`` after its registration; None once it is gone (or replaced by name).
+
+        The registration ran without a worker (`yield_worker`), so the runner may have been
+        deleted meanwhile. One kept by its finalizers gets its JIT secret (the finalizer
+        branch, which runs after this reconcile, reads the registration from it) but no pod.
+        One already gone (its finalizers removed by hand) would strand the registration: the
+        caller queues its removal instead.
+
+        Python only: upstream registers while holding its worker (the same window, shorter).
+        """
+        try:
+            current = await self.client.get(EPHEMERAL_RUNNER, _key(runner))
+        except NotFoundError:
+            return None
+        return current if objects.uid(current) == objects.uid(runner) else None
 
     async def _delete_after_too_many_failures(self, runner: Object) -> Result:
         """Ports: EphemeralRunnerReconciler.Reconcile, the too-many-failures branch"""
