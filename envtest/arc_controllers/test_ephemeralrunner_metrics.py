@@ -162,23 +162,17 @@ async def test_publishes_pending_running_and_succeeded_phase_transitions(
     await expect_phase(h, "Running")
     assert (phase_metric(h, "Pending"), phase_metric(h, "Running")) == (0.0, 1.0)
 
+    published: list[str] = []
+    publish = controller.phase_metrics.publish
+    controller.phase_metrics.publish = lambda obj, phase: (published.append(phase), publish(obj, phase))[1]  # type: ignore[method-assign]
     await pod_status(h, {"phase": "Succeeded", "containerStatuses": [container({"terminated": {"exitCode": 0}})]})
     await controller.reconcile(request)
-    await expect_phase(h, "Succeeded")
-    assert (phase_metric(h, "Running"), phase_metric(h, "Succeeded")) == (0.0, 1.0)
-    # The same reconcile deleted the runner; its finalizers keep it readable, and the pod
-    # is left for the finalizing reconcile.
-    runner = await h.get(ER, h.namespace)
-    assert runner["metadata"].get("deletionTimestamp")
-    assert await pod_of(h) is not None
-
-    body = await scrape(metrics_url)
-    assert [served(h, body, phase) for phase in ("Pending", "Running", "Succeeded")] == [0.0, 0.0, 1.0]
-
-    # Python addition (spec §8.2 step 2.1): the finalizing reconcile removes the runner from
-    # the gauges, then frees the pod and drops the finalizers.
-    await controller.reconcile(request)
-    assert phase_metric(h, "Succeeded") == 0.0
+    # One reconcile ends a Succeeded runner (issue 20, finding 2): it publishes Succeeded, deletes
+    # the runner with its pod and JIT secret, finalizes it with the DELETE's answer, and (Python
+    # addition, spec §8.2 step 2.1) takes it out of the gauges.
+    assert published[-2:] == ["Succeeded", ""]
+    assert (phase_metric(h, "Running"), phase_metric(h, "Succeeded")) == (0.0, 0.0)
     await eventually(lambda: gone(h, POD))
     await eventually(lambda: gone(h, ER))
-    assert served(h, await scrape(metrics_url), "Succeeded") == 0.0
+    body = await scrape(metrics_url)
+    assert [served(h, body, phase) for phase in ("Pending", "Running", "Succeeded")] == [0.0, 0.0, 0.0]
