@@ -198,3 +198,16 @@ def test_no_conditions_and_no_failures_print_as_such() -> None:
     assert "none seen" in text
     assert "Failed runners seen" in text
     assert s.listener_restarts == 0
+
+
+def test_runners_replaced_by_a_rollout_are_not_beyond_demand_but_are_printed() -> None:
+    tl = _field_timeline()
+    tl.jobs[3].expected = True
+    s = _field_summary(tl, runners_created=8, runners_replaced_by_rollout=1)
+    assert s.runners_beyond_demand == 0  # 8 created, 3 with a job, 4 recycled, 1 replaced by the rollout
+    assert s.runners_replaced_by_rollout == 1
+    rows = dict(line.strip().split("  ", 1) for line in render_summary(s).splitlines())
+    assert rows["runners beyond demand"].strip() == "0"
+    assert rows["runners replaced by a rollout"].strip() == "1"
+    idle = _field_summary(tl, runners_created=9, runners_replaced_by_rollout=1)
+    assert idle.runners_beyond_demand == 1  # any other idle runner still counts

@@ -47,6 +47,7 @@ from arc_controllers.cmd.sim.objects import (
 )
 from arc_controllers.cmd.sim.progress import Progress
 from arc_controllers.cmd.sim.report import Sample, Summary, Timeline, render_summary, summarize, write_plot
+from arc_controllers.cmd.sim.rollouts import RevisionLedger, watch_revisions
 from arc_controllers.cmd.sim.scenario import (
     RESTRICTED_LABEL,
     DeleteRunnerPodEvent,
@@ -148,6 +149,8 @@ class _Run:
     """The runner namespace carries the PodSecurity label of `RefuseRunnerPodsEvent`."""
     conflicts_at_kill: int = 0
     """Session creates answered 409 before the last `KillListenerEvent`."""
+    revisions: RevisionLedger = dataclasses.field(default_factory=RevisionLedger)
+    """EphemeralRunner and EphemeralRunnerSet writes: which runners a rollout replaced."""
 
     def clock(self) -> float:
         return time.monotonic() - self.t0
@@ -380,6 +383,10 @@ async def run_simulation(
             await controller.start()
             stack.push_async_callback(controller.stop)  # stopped before the kubelet and the fake
             run = _Run(scenario, client, fake, kubelet, controller, timeline, progress, board)
+            revisions = asyncio.create_task(
+                watch_revisions(client, scenario.scale_set.namespace, run.revisions), name="sim-revisions"
+            )
+            stack.push_async_callback(_cancel, revisions)
             await _create_scale_set(
                 stack,
                 run,
@@ -394,10 +401,16 @@ async def run_simulation(
             # before the teardown stops the runner pods (a job cut short there is not the run's)
             summary = _summary_of(run, run.clock(), requests_by_kind)
     await asyncio.to_thread(_write_summary, out_dir / "summary.json", summary)
+    await asyncio.to_thread(_write_revisions, out_dir / "revisions.json", run.revisions)
     plot = await asyncio.to_thread(
         plot_if_possible, timeline, out_dir / f"{scenario.name}.png", title=f"arc-sim: {scenario.name}"
     )
     return SimResult(summary=summary, timeline=timeline, plot=plot)
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 async def _start_kubelet(
@@ -448,6 +461,7 @@ def _summary_of(run: _Run, duration: float, requests_by_kind: dict[str, int]) ->
     recycled = [
         name for name in run.failed_runners if name not in run.runners_now and name not in counters.runners_with_job
     ]
+    replaced = run.revisions.replaced_by_rollout(counters.runners_with_job)
     faults = {f"{endpoint} {status}": n for (endpoint, status), n in run.fake.faults.answers.items() if status >= 400}
     for fault in run.fake.faults.faults:
         if fault.kind == "empty_body" and fault.fired:
@@ -468,6 +482,7 @@ def _summary_of(run: _Run, duration: float, requests_by_kind: dict[str, int]) ->
         controller_requests_by_kind=requests_by_kind,
         failed_runners=failed_by_reason,
         failed_runners_recycled=len(recycled),
+        runners_replaced_by_rollout=len(replaced),
         conditions_seen=run.conditions,
         actions_faults=faults,
     )
@@ -547,6 +562,11 @@ def _write_summary(path: Path, summary: Any) -> None:
     }
     text = json.dumps(body, indent=2, default=lambda v: None if isinstance(v, float) and math.isnan(v) else v)
     path.write_text(text + "\n", "utf-8")
+
+
+def _write_revisions(path: Path, ledger: RevisionLedger) -> None:
+    """``revisions.json``: the set's revisions and each runner's stamp by resourceVersion (the rollout accounting)."""
+    path.write_text(json.dumps(dataclasses.asdict(ledger), indent=1) + "\n", "utf-8")
 
 
 async def _drive(run: _Run) -> None:

@@ -117,6 +117,9 @@ class Summary:
     """EphemeralRunners seen in phase Failed, by ``status.reason``."""
     failed_runners_recycled: int = 0
     """Of those, runners that held no job and were gone by the end (the recycling policy at work)."""
+    runners_replaced_by_rollout: int = 0
+    """Runners without a job that the set's revision cleanup deleted for a newer runner spec
+    (`arc_controllers.cmd.sim.rollouts`): a rollout's replacement, not over-provisioning."""
     conditions_seen: Mapping[str, float] = field(default_factory=dict)
     """Status conditions seen on the scale set's objects (``"<Kind> <type>=<status> <reason>"``) → first t."""
     actions_faults: Mapping[str, int] = field(default_factory=dict)
@@ -164,6 +167,7 @@ def summarize(
     controller_requests_by_kind: Mapping[str, int] | None = None,
     failed_runners: Mapping[str, int] | None = None,
     failed_runners_recycled: int = 0,
+    runners_replaced_by_rollout: int = 0,
     conditions_seen: Mapping[str, float] | None = None,
     actions_faults: Mapping[str, int] | None = None,
 ) -> Summary:
@@ -180,6 +184,9 @@ def summarize(
         failed_runners: runners seen Failed, by reason.
         failed_runners_recycled: Failed runners without a job that were deleted by the end:
             the policy replaces them, so they are not "beyond demand" (they are printed).
+        runners_replaced_by_rollout: runners without a job, created on the set's revision and
+            deleted by its revision cleanup once the spec moved on: the rollout replaced them,
+            so they are not "beyond demand" (they are printed on a line of their own).
     """
     waits = [j.started - j.queued for j in timeline.jobs.values() if j.started is not None]
     done = sum(1 for j in timeline.jobs.values() if j.done is not None)
@@ -202,7 +209,10 @@ def summarize(
         wait_p95=percentile(waits, 95),
         runners_created=runners_created,
         runners_with_job=runners_with_job,
-        runners_beyond_demand=max(0, runners_created - runners_with_job - idle_allowance - failed_runners_recycled),
+        runners_beyond_demand=max(
+            0,
+            runners_created - runners_with_job - idle_allowance - failed_runners_recycled - runners_replaced_by_rollout,
+        ),
         controller_requests=controller_requests,
         actions_requests=actions_requests,
         listener_starts=listener_starts,
@@ -212,6 +222,7 @@ def summarize(
         unexpected_failures=unexpected,
         failed_runners=dict(failed_runners or {}),
         failed_runners_recycled=failed_runners_recycled,
+        runners_replaced_by_rollout=runners_replaced_by_rollout,
         conditions_seen=dict(conditions_seen or {}),
         actions_faults=dict(actions_faults or {}),
     )
@@ -259,6 +270,7 @@ def render_summary(summary: Summary) -> str:
         ("job wait p50 / p95", f"{s.wait_p50:.2f} s / {s.wait_p95:.2f} s"),
         ("runners created", f"{s.runners_created} ({s.runners_with_job} ran a job)"),
         ("runners beyond demand", str(s.runners_beyond_demand)),
+        ("runners replaced by a rollout", str(s.runners_replaced_by_rollout)),
         ("Failed runners seen", _failed_runners(s)),
         ("controller API requests per runner", f"{s.requests_per_runner:.1f} ({s.controller_requests} in all)"),
         ("  by verb, per runner", _per_runner_by_verb(s)),
