@@ -114,6 +114,8 @@ class Harness:
     clients: list[Any] = field(default_factory=list)
     controller_namespace: str | None = None
     """Where the controller's ServiceAccount lives (chart RBAC only; created by the first `start`)."""
+    actions_requests: list[dict[str, Any]] = field(default_factory=list)
+    """Every Actions client the controllers asked for: the object's kind, name and whether it was deleting."""
 
     async def controller_config(self, *, tls: bool | None = None) -> Any:
         """The REST config the controllers run with: chart RBAC's ServiceAccount, or admin when opted out.
@@ -185,8 +187,15 @@ class Harness:
             metrics_bind_address="0", uncached=[SECRET], cache=CacheOptions(default_namespaces=[self.namespace])
         )
         mgr = new_manager(config, options, client=client)
-        actions = SecretActionsClientFactory(mgr.get_api_reader())
-        self.factories.append(actions)
+        factory = SecretActionsClientFactory(mgr.get_api_reader())
+        self.factories.append(factory)
+
+        async def actions(obj: dict[str, Any]) -> Any:
+            meta = obj.get("metadata") or {}
+            asked = {"kind": obj.get("kind"), "name": meta.get("name"), "deleting": bool(meta.get("deletionTimestamp"))}
+            self.actions_requests.append(asked)
+            return await factory(obj)
+
         await setup_runner_indexers(mgr)
         if runner_set:
             setup_ephemeral_runner_set_reconciler(mgr, actions=actions, skip_name_validation=True)
@@ -288,5 +297,3 @@ async def strip_finalizers(h: Harness) -> None:
             for obj in (await h.client.list(gvk, namespace=h.namespace)).items:
                 if obj["metadata"].get("finalizers"):
                     await h.client.patch(obj, raw_patch(MERGE, json.dumps({"metadata": {"finalizers": None}})))
-
-

@@ -87,7 +87,8 @@ async def test_deletion_with_a_missing_config_secret_completes_arc_4653(harness:
     Reproduction of ARC #4653: the set's runner spec names config secret ``missing``;
     replicas=2, patchID=1; both runners carry both finalizers and runner ID 0; the set is
     deleted. Before the fix both runners stayed Terminating: the registration finalizer
-    tried to build an Actions client from the missing secret on every retry.
+    tried to build an Actions client from the missing secret on every retry. Pinned: no
+    RemoveRunner, and no Actions client asked for a deleting runner (`Harness.actions_requests`).
     """
     h = harness
     await h.start()
@@ -113,6 +114,8 @@ async def test_deletion_with_a_missing_config_secret_completes_arc_4653(harness:
 
     await eventually(set_gone, within=30.0)
     assert h.service.requests("remove_runner") == removals_before
+    for_deletion = [asked for asked in h.actions_requests if asked["deleting"]]
+    assert for_deletion == [], f"an Actions client was built for a deleting runner: {for_deletion}"
 
 
 async def test_runners_refused_at_admission_are_recycled_arc_3014(harness: Harness) -> None:
