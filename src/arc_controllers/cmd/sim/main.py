@@ -157,6 +157,8 @@ class _Run:
     """Session creates answered 409 before the last `KillListenerEvent`."""
     revisions: RevisionLedger = dataclasses.field(default_factory=RevisionLedger)
     """EphemeralRunner and EphemeralRunnerSet writes: which runners a rollout replaced."""
+    listeners_killed: int = 0
+    """Listener processes killed by `KillListenerEvent`."""
     armed: list[Armed] = dataclasses.field(default_factory=list)
     """The scenario's events and faults as they were applied (`arc_controllers.cmd.sim.checks`)."""
 
@@ -221,6 +223,7 @@ class _Run:
         self.conflicts_at_kill = self._conflicts()
         orphaned.extend(self.fake.state.sessions)
         n = await self.kubelet.kill_listeners()
+        self.listeners_killed += n
         return f"killed {n} listener process(es) with a live session"
 
     def _conflicts(self) -> int:
@@ -519,6 +522,7 @@ def _summary_of(run: _Run, duration: float, requests_by_kind: dict[str, int]) ->
                 answers=dict(run.fake.faults.answers),
                 failed_runner_reasons=set(run.failed_runners.values()),
                 jobs_cut_by_scenario=sum(1 for pod in counters.jobs_cut.values() if pod in run.deleted_pods),
+                listeners_killed=run.listeners_killed,
             ),
         ),
         faults_armed=len(run.items()),
