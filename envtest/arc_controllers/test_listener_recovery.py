@@ -305,8 +305,13 @@ async def test_the_arc_listener_process_outlives_a_killed_listeners_session_arc_
     process = await start_listener_process(envtest_environment, client, listener_account, config, tmp_path, **env)
     try:
         await eventually(lambda: fake.requests("create_session") >= 2, timeout=30, message="the 409 is answered")
-        await asyncio.sleep(0.5)  # long enough for upstream's listener to have exited on the 409
-        assert process.returncode is None, "the listener is still running after the conflict"
+
+        def retried_in_process() -> bool:
+            # the same process tries again after its 409 (upstream's has exited on it by then)
+            assert process.returncode is None, "the listener is still running after the conflict"
+            return fake.requests("create_session") >= 3
+
+        await eventually(retried_in_process, timeout=30, message="the listener retries the 409 in-process")
         assert fake.expire_session(scale_set_id), "the service drops the killed listener's session"
 
         async def scaled() -> bool:
@@ -314,7 +319,7 @@ async def test_the_arc_listener_process_outlives_a_killed_listeners_session_arc_
             return await replicas(client, namespace) == 2
 
         await eventually(scaled, timeout=60, message="the retry 2 s after the conflict gets the session")
-        assert fake.requests("create_session") >= 3, "the killed listener's, a 409, the one that succeeded"
+        assert fake.requests("create_session") >= 4, "the killed listener's, two 409s, the one that succeeded"
         [session] = live_sessions(fake)
         assert session.owner_name != "killed-listener"
     finally:

@@ -132,7 +132,12 @@ async def test_field_scenario_serves_every_job_through_issue_19s_failures(
     assert "deleted mid-job by the scenario" in reason, job
     # the listener recovered in-process from everything but the SIGKILL
     assert s.listener_starts == 2, out
+    assert s.faults_not_fired == [], s.faults_not_fired
+    assert s.faults_armed == len(scenario.events) + len(scenario.faults)
     conditions = next(line for line in render_summary(s).splitlines() if "conditions seen" in line)
-    assert ("none seen" in conditions) == (not s.conditions_seen), conditions
+    assert ("none seen" in conditions) == (not s.condition_changes), conditions
+    # transitions, not first sightings: whatever went wrong on the way, the set ends Ready again
+    ready = [state for _, state in s.condition_changes if state.startswith("AutoscalingRunnerSet Ready=")]
+    assert not ready or ready[-1].startswith("AutoscalingRunnerSet Ready=True"), s.condition_changes
     namespace = await client.get(GroupVersionKind("", "v1", "Namespace"), ObjectKey("", scenario.scale_set.namespace))
     assert RESTRICTED_LABEL not in (namespace["metadata"].get("labels") or {})

@@ -22,6 +22,7 @@ __all__ = [
     "FlagSet",
     "HelpRequested",
     "ParsedFlags",
+    "format_go_duration",
     "parse_go_bool",
     "parse_go_duration",
     "parse_go_int",
@@ -120,6 +121,40 @@ def parse_go_duration(text: str) -> float:
         total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
         pos = match.end()
     return sign * total
+
+
+def format_go_duration(seconds: float) -> str:
+    """``seconds`` as Go prints a ``time.Duration`` ("5m0s", "1h0m0s", "1.5s", "300ms", "0s").
+
+    Rounded to whole nanoseconds, the resolution of a Go duration.
+
+    Ports: time.Duration.String
+    """
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    sign, ns = ("-", -ns) if ns < 0 else ("", ns)
+    if ns < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if ns >= size:
+                return sign + _decimal(ns, size) + unit
+    hours, rest = divmod(ns, 3_600 * 1_000_000_000)
+    minutes, rest = divmod(rest, 60 * 1_000_000_000)
+    text = _decimal(rest, 1_000_000_000) + "s"
+    if hours or minutes:
+        text = f"{minutes}m" + text
+    if hours:
+        text = f"{hours}h" + text
+    return sign + text
+
+
+def _decimal(value: int, unit: int) -> str:
+    """``value / unit`` in decimal, trailing fractional zeros dropped (both whole numbers)."""
+    whole, frac = divmod(value, unit)
+    if not frac:
+        return str(whole)
+    digits = len(str(unit)) - 1
+    return f"{whole}." + str(frac).rjust(digits, "0").rstrip("0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -246,4 +281,6 @@ def _convert(flag: _Flag, value: str) -> Any:
 def _default_note(flag: _Flag) -> str:
     if flag.kind in ("list", "comma_list") or flag.default in ("", False, None, 0):
         return ""
+    if flag.kind == "duration":
+        return f" (default {format_go_duration(flag.default)})"
     return f' (default "{flag.default}")' if flag.kind == "string" else f" (default {flag.default})"

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from arc_controllers.cmd.goflag import FlagError, FlagSet, parse_go_bool, parse_go_duration, parse_go_int
+from arc_controllers.cmd.goflag import (
+    FlagError,
+    FlagSet,
+    format_go_duration,
+    parse_go_bool,
+    parse_go_duration,
+    parse_go_int,
+)
 from arc_controllers.cmd.options import StartupError, parse_manager_options
 
 ENV = {"CONTROLLER_MANAGER_POD_NAMESPACE": "arc-systems", "CONTROLLER_MANAGER_CONTAINER_IMAGE": "arc:test"}
@@ -139,6 +146,36 @@ def test_go_durations(text: str, seconds: float) -> None:
     assert parse_go_duration(text) == pytest.approx(seconds)
 
 
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (300.0, "5m0s"),
+        (60.0, "1m0s"),
+        (600.0, "10m0s"),
+        (3600.0, "1h0m0s"),
+        (3723.5, "1h2m3.5s"),
+        (4.0, "4s"),
+        (1.5, "1.5s"),
+        (0.3, "300ms"),
+        (0.0000015, "1.5µs"),
+        (0.0, "0s"),
+        (-90.0, "-1m30s"),
+    ],
+)
+def test_go_duration_text(seconds: float, text: str) -> None:
+    """Durations print as time.Duration.String does, and parse back to the same seconds."""
+    assert format_go_duration(seconds) == text
+    assert parse_go_duration(text) == pytest.approx(seconds)
+
+
+def test_duration_defaults_print_as_go_durations() -> None:
+    """``--help`` shows a duration flag's default as Go does (``5m0s``), not the seconds float."""
+    flags = FlagSet("arc-controller")
+    flags.add("failed-runner-recycle-age", "duration", 300.0, "Age.")
+    assert "(default 5m0s)" in flags.usage()
+    assert "300.0" not in flags.usage()
+
+
 @pytest.mark.parametrize("text", ["", "1", "1x", "m"])
 def test_go_duration_refusals(text: str) -> None:
     """A unit is required except for '0'."""
@@ -164,3 +201,14 @@ def test_failed_runner_recycle_age_flag_arc_3014() -> None:
             parse_manager_options([f"--failed-runner-recycle-age={bad}"], ENV)
         assert info.value.exit_code == 1
         assert "--failed-runner-recycle-age" in str(info.value)
+
+
+@pytest.mark.parametrize("bad", ["300", "5x", "five minutes"])
+def test_failed_runner_recycle_age_wants_a_go_duration_arc_3014(bad: str) -> None:
+    """A recycle age that is not a Go duration (a bare number included) exits non-zero with one line naming it."""
+    with pytest.raises(StartupError) as info:
+        parse_manager_options([f"--failed-runner-recycle-age={bad}"], ENV)
+    assert info.value.exit_code != 0
+    text = str(info.value)
+    assert "\n" not in text.strip()
+    assert f'invalid value "{bad}" for flag -failed-runner-recycle-age' in text

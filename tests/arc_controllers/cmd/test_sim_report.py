@@ -139,7 +139,11 @@ def _field_summary(tl: Timeline, **overrides: Any) -> Summary:
         "listener_starts": 2,
         "failed_runners": {"InvalidPod": 4},
         "failed_runners_recycled": 4,
-        "conditions_seen": {"AutoscalingRunnerSet Ready=False Forbidden": 12.0},
+        "condition_changes": [
+            (0.0, "AutoscalingRunnerSet Ready=True Running"),
+            (12.0, "AutoscalingRunnerSet Ready=False Forbidden"),
+            (20.0, "AutoscalingRunnerSet Ready=True Running"),
+        ],
         "actions_faults": {"create_session 409": 3, "refresh_session 404": 1, "get_message 200 empty": 2},
     }
     fields.update(overrides)
@@ -177,7 +181,28 @@ def test_recycled_failed_runners_are_not_beyond_demand_but_are_printed() -> None
     assert "create_session 409 x3" in text
     assert "refresh_session 404 x1" in text
     assert "get_message 200 empty x2" in text
-    assert "AutoscalingRunnerSet Ready=False Forbidden (t=12s)" in text
+    rows = [line.strip().split("  ", 1) for line in text.splitlines()]
+    assert ["conditions seen", "3 transition(s)"] in [[k, v.strip()] for k, v in rows]
+    changes = [(k, v.strip()) for k, v in rows if k.startswith("t=")]
+    assert changes == [
+        ("t=0s", "AutoscalingRunnerSet Ready=True Running"),
+        ("t=12s", "AutoscalingRunnerSet Ready=False Forbidden"),
+        ("t=20s", "AutoscalingRunnerSet Ready=True Running"),  # the return to Ready shows
+    ]
+
+
+def test_faults_that_did_not_fire_are_printed_one_line_each() -> None:
+    tl = _field_timeline()
+    tl.jobs[3].expected = True
+
+    def rows(s: Summary) -> list[tuple[str, str]]:
+        return [(k, v.strip()) for k, v in (line.strip().split("  ", 1) for line in render_summary(s).splitlines())]
+
+    assert ("scenario faults fired", "5/5") in rows(_field_summary(tl, faults_armed=5))
+    line = "forgetSession at t=14s: no session refresh answered 404 after it (no listener lost its live session)"
+    missed = rows(_field_summary(tl, faults_armed=5, faults_not_fired=[line]))
+    assert ("scenario faults fired", "4/5  (SOME DID NOT FIRE)") in missed
+    assert ("did not fire", line) in missed
 
 
 def test_no_conditions_and_no_failures_print_as_such() -> None:

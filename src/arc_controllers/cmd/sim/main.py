@@ -6,7 +6,8 @@ controller manager in this process, creates the GitHub config secret and an
 AutoscalingRunnerSet, and plays the kubelet (`arc_controllers.cmd.sim.kubelet`). Jobs
 arrive as the scenario says; a progress line is printed each second; at the end a summary
 is printed and a PNG plot written. Exit status: 0 when every job was done, 1 when jobs
-were left undone or the system could not start, 2 for a bad scenario or flag.
+were left undone, a scenario fault did not fire (`arc_controllers.cmd.sim.checks`) or the
+system could not start, 2 for a bad scenario or flag.
 
 Python only: ARC has no simulator.
 """
@@ -17,6 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import random
@@ -30,8 +32,10 @@ from typing import Any, TextIO
 import structlog
 
 from arc_controllers.actions.fake import FakeActionsService
+from arc_controllers.actions.fake import Fault as FakeFault
 from arc_controllers.api.v1alpha1 import AUTOSCALING_LISTENER
 from arc_controllers.cmd._logging import configure_manager_logging
+from arc_controllers.cmd.sim.checks import Armed, Seen, unfired
 from arc_controllers.cmd.sim.kubelet import Kubelet
 from arc_controllers.cmd.sim.objects import (
     ARS,
@@ -143,14 +147,20 @@ class _Run:
     """EphemeralRunners seen Failed: name → ``status.reason``."""
     deleted_pods: set[str] = dataclasses.field(default_factory=set)
     """Runner pods the scenario deleted mid-job (their jobs' failures are its purpose)."""
-    conditions: dict[str, float] = dataclasses.field(default_factory=dict)
-    """Conditions seen on the scale set and its listener → first t."""
+    conditions: list[tuple[float, str]] = dataclasses.field(default_factory=list)
+    """Condition changes seen on the scale set and its listener: (t, ``"<Kind> <type>=<status> <reason>"``)."""
+    condition_states: dict[tuple[str, str, str], str] = dataclasses.field(default_factory=dict)
+    """The last state seen of each condition, by (kind, name, type)."""
     refusing: bool = False
     """The runner namespace carries the PodSecurity label of `RefuseRunnerPodsEvent`."""
     conflicts_at_kill: int = 0
     """Session creates answered 409 before the last `KillListenerEvent`."""
     revisions: RevisionLedger = dataclasses.field(default_factory=RevisionLedger)
     """EphemeralRunner and EphemeralRunnerSet writes: which runners a rollout replaced."""
+    listeners_killed: int = 0
+    """Listener processes killed by `KillListenerEvent`."""
+    armed: list[Armed] = dataclasses.field(default_factory=list)
+    """The scenario's events and faults as they were applied (`arc_controllers.cmd.sim.checks`)."""
 
     def clock(self) -> float:
         return time.monotonic() - self.t0
@@ -169,9 +179,24 @@ class _Run:
     async def events(self) -> None:
         """Each event and fault at its time; one that lasts (a window, a wait) does not hold back the others."""
         plan: list[tuple[float, Callable[[], Awaitable[str]]]] = []
-        for item in [*self.scenario.events, *self.scenario.faults]:
-            plan += self._steps(item)
+        for index, item in enumerate(self.items()):
+            (first_at, first), *rest = self._steps(item)
+            plan += [(first_at, functools.partial(self._arm, index, first)), *rest]
         await asyncio.gather(*(self._at(at, step) for at, step in plan))
+
+    def items(self) -> list[Any]:
+        """The scenario's events then its faults (`Armed.index` counts in this list)."""
+        return [*self.scenario.events, *self.scenario.faults]
+
+    async def _arm(self, index: int, step: Callable[[], Awaitable[str]]) -> str:
+        """Record the item's arming with the service's answers so far, then take its first step."""
+        armed = Armed(index=index, at=self.clock(), answers_before=dict(self.fake.faults.answers))
+        self.armed.append(armed)
+        item = self.items()[index]
+        if isinstance(item, Fault):
+            label, armed.fault = self._inject(item)
+            return label
+        return await step()
 
     async def _at(self, at: float, step: Callable[[], Awaitable[str]]) -> None:
         delay = at - self.clock()
@@ -198,6 +223,7 @@ class _Run:
         self.conflicts_at_kill = self._conflicts()
         orphaned.extend(self.fake.state.sessions)
         n = await self.kubelet.kill_listeners()
+        self.listeners_killed += n
         return f"killed {n} listener process(es) with a live session"
 
     def _conflicts(self) -> int:
@@ -259,20 +285,22 @@ class _Run:
             self.deleted_pods.add(name)
             await delete_pod(self.client, namespace, name)
             return f"runner pod {name} deleted mid-job (request {request_id})"
-        return self._inject(item)
+        label, _ = self._inject(item)
+        return label
 
-    def _inject(self, item: Fault) -> str:
+    def _inject(self, item: Fault) -> tuple[str, FakeFault]:
+        """Arm ``item`` on the fake service: (the timeline's label, the fake's record of it)."""
         if item.kind == "latency":
-            self.fake.inject_latency(item.endpoint, item.seconds, times=item.times)
-            return f"fault: {item.endpoint} +{item.seconds:g} s"
+            armed = self.fake.inject_latency(item.endpoint, item.seconds, times=item.times)
+            return f"fault: {item.endpoint} +{item.seconds:g} s", armed
         if item.kind == "drop":
-            self.fake.inject_drop(item.endpoint, times=item.times)
-            return f"fault: {item.endpoint} dropped"
+            armed = self.fake.inject_drop(item.endpoint, times=item.times)
+            return f"fault: {item.endpoint} dropped", armed
         if item.kind == "empty_body":
-            self.fake.inject_empty_body(item.endpoint, times=item.times)
-            return f"fault: {item.endpoint} -> 200 with an empty body"
-        self.fake.inject_status(item.endpoint, item.status, times=item.times, retry_after=item.retry_after)
-        return f"fault: {item.endpoint} -> {item.status}"
+            armed = self.fake.inject_empty_body(item.endpoint, times=item.times)
+            return f"fault: {item.endpoint} -> 200 with an empty body", armed
+        armed = self.fake.inject_status(item.endpoint, item.status, times=item.times, retry_after=item.retry_after)
+        return f"fault: {item.endpoint} -> {item.status}", armed
 
     async def take_sample(self) -> Sample:
         listed = await self.client.list(ER, namespace=self.scenario.scale_set.namespace)
@@ -302,8 +330,10 @@ class _Run:
             item for item in listeners.items if (item.get("spec") or {}).get("autoscalingRunnerSetName") == ss.name
         ]
         for obj in objs:
-            for seen in conditions_of(obj):
-                self.conditions.setdefault(seen, self.clock())
+            for key, state in conditions_of(obj).items():
+                if self.condition_states.get(key) != state:
+                    self.condition_states[key] = state
+                    self.conditions.append((self.clock(), state))
 
     def all_jobs_finished(self) -> bool:
         planned = self.scenario.total_jobs
@@ -483,8 +513,19 @@ def _summary_of(run: _Run, duration: float, requests_by_kind: dict[str, int]) ->
         failed_runners=failed_by_reason,
         failed_runners_recycled=len(recycled),
         runners_replaced_by_rollout=len(replaced),
-        conditions_seen=run.conditions,
+        condition_changes=run.conditions,
         actions_faults=faults,
+        faults_not_fired=unfired(
+            run.items(),
+            run.armed,
+            Seen(
+                answers=dict(run.fake.faults.answers),
+                failed_runner_reasons=set(run.failed_runners.values()),
+                jobs_cut_by_scenario=sum(1 for pod in counters.jobs_cut.values() if pod in run.deleted_pods),
+                listeners_killed=run.listeners_killed,
+            ),
+        ),
+        faults_armed=len(run.items()),
     )
 
 
@@ -684,5 +725,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if not result.summary.passed:
         print("arc-sim: jobs failed that the scenario did not make fail", file=sys.stderr)
+        return 1
+    if result.summary.faults_not_fired:
+        print(f"arc-sim: scenario faults did not fire: {'; '.join(result.summary.faults_not_fired)}", file=sys.stderr)
         return 1
     return 0

@@ -120,10 +120,15 @@ class Summary:
     runners_replaced_by_rollout: int = 0
     """Runners without a job that the set's revision cleanup deleted for a newer runner spec
     (`arc_controllers.cmd.sim.rollouts`): a rollout's replacement, not over-provisioning."""
-    conditions_seen: Mapping[str, float] = field(default_factory=dict)
-    """Status conditions seen on the scale set's objects (``"<Kind> <type>=<status> <reason>"``) → first t."""
+    condition_changes: Sequence[tuple[float, str]] = ()
+    """Status condition transitions on the scale set's objects, in order: (t, ``"<Kind> <type>=<status> <reason>"``)
+    each time a condition appears or changes status or reason (a return to Ready=True included)."""
     actions_faults: Mapping[str, int] = field(default_factory=dict)
     """Failure answers of the Actions service (``"<endpoint> <status>"``, empty 200s included) → count."""
+    faults_not_fired: Sequence[str] = ()
+    """Scenario events and faults whose effect was never seen, one line each (a run with any failed)."""
+    faults_armed: int = 0
+    """Scenario events and faults in all."""
 
     @property
     def all_done(self) -> bool:
@@ -168,8 +173,10 @@ def summarize(
     failed_runners: Mapping[str, int] | None = None,
     failed_runners_recycled: int = 0,
     runners_replaced_by_rollout: int = 0,
-    conditions_seen: Mapping[str, float] | None = None,
+    condition_changes: Sequence[tuple[float, str]] = (),
     actions_faults: Mapping[str, int] | None = None,
+    faults_not_fired: Sequence[str] = (),
+    faults_armed: int = 0,
 ) -> Summary:
     """The run's summary.
 
@@ -223,8 +230,10 @@ def summarize(
         failed_runners=dict(failed_runners or {}),
         failed_runners_recycled=failed_runners_recycled,
         runners_replaced_by_rollout=runners_replaced_by_rollout,
-        conditions_seen=dict(conditions_seen or {}),
+        condition_changes=list(condition_changes),
         actions_faults=dict(actions_faults or {}),
+        faults_not_fired=list(faults_not_fired),
+        faults_armed=faults_armed,
     )
 
 
@@ -250,10 +259,23 @@ def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{key} x{n}" for key, n in sorted(counts.items())) or "none"
 
 
-def _conditions(seen: Mapping[str, float]) -> str:
-    if not seen:
-        return "none seen"
-    return "; ".join(f"{key} (t={t:.0f}s)" for key, t in sorted(seen.items(), key=lambda kv: kv[1]))
+def _conditions(changes: Sequence[tuple[float, str]]) -> list[tuple[str, str]]:
+    """A header row, then one row per transition: ``t=12s``, the condition's new state."""
+    if not changes:
+        return [("conditions seen", "none seen")]
+    return [
+        ("conditions seen", f"{len(changes)} transition(s)"),
+        *((f"  t={t:.0f}s", state) for t, state in changes),
+    ]
+
+
+def _faults_fired(s: Summary) -> list[tuple[str, str]]:
+    fired = s.faults_armed - len(s.faults_not_fired)
+    note = "  (SOME DID NOT FIRE)" if s.faults_not_fired else ""
+    return [
+        ("scenario faults fired", f"{fired}/{s.faults_armed}{note}"),
+        *(("  did not fire", line) for line in s.faults_not_fired),
+    ]
 
 
 def render_summary(summary: Summary) -> str:
@@ -277,7 +299,8 @@ def render_summary(summary: Summary) -> str:
         ("Actions requests per runner", f"{s.actions_per_runner:.1f} ({s.actions_requests} in all)"),
         ("listener processes started", f"{s.listener_starts} ({s.listener_restarts} restarts)"),
         ("Actions failures answered", _counts(s.actions_faults)),
-        ("conditions seen", _conditions(s.conditions_seen)),
+        *_faults_fired(s),
+        *_conditions(s.condition_changes),
     ]
     if len(s.runner_images) > 1:
         images = ", ".join(f"{image} x{n}" for image, n in s.runner_images.items())

@@ -187,17 +187,20 @@ def sample_system(t: float, runners: list[dict[str, Any]], fake: FakeActionsServ
     )
 
 
-def conditions_of(obj: dict[str, Any]) -> list[str]:
-    """``"<Kind> <type>=<status> <reason>"`` for each of the object's ``status.conditions`` (none: empty).
+def conditions_of(obj: dict[str, Any]) -> dict[tuple[str, str, str], str]:
+    """The object's ``status.conditions``: (kind, name, type) → ``"<Kind> <type>=<status> <reason>"``.
 
-    Read generically: any object whose status carries ``metav1.Condition`` entries.
+    Read generically: any object whose status carries ``metav1.Condition`` entries, any
+    type and reason. The key says which condition it is; the text is its state, so a change
+    of status or reason is a new text under the same key.
 
     Python only: what the summary reports as the conditions seen.
     """
     kind = str(obj.get("kind") or "object")
-    found = []
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    found = {}
     for c in (obj.get("status") or {}).get("conditions") or []:
         if isinstance(c, dict) and c.get("type"):
             reason = f" {c['reason']}" if c.get("reason") else ""
-            found.append(f"{kind} {c['type']}={c.get('status', '?')}{reason}")
+            found[(kind, name, str(c["type"]))] = f"{kind} {c['type']}={c.get('status', '?')}{reason}"
     return found
