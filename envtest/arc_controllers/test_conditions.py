@@ -33,7 +33,7 @@ from reconcilekit.metrics import REGISTRY
 from reconcilekit.testing import InterceptorClient
 
 from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, scale_set_fullname
-from .scaleset_world import ARS, LISTENER, LISTENER_IMAGE, POD, ROLE, World, eventually, world
+from .scaleset_world import ARS, LISTENER, LISTENER_IMAGE, POD, ROLE, SECRET, World, eventually, world
 
 __all__ = ["world"]
 
@@ -356,3 +356,53 @@ async def test_pruned_conditions_are_written_once_then_never_again(
             await w.stop()
             await w.purge()
             await client.close()
+
+
+def registration_token_requests(service: FakeActionsService) -> int:
+    """Registration-token calls the fake has answered, every scope."""
+    return sum(n for endpoint, n in service.faults.requests.items() if endpoint.startswith("registration_token"))
+
+
+async def test_bad_token_actions_service_error_backs_off(world: World) -> None:
+    """A config secret with a bad token: Ready=False, ActionsServiceError, the message naming the
+    call and the service's answer but no per-request id; the retries keep the work queue's backoff.
+
+    Before: the message carried the fake's ``X-GitHub-Request-Id``, so every retry rewrote the
+    condition and its status patch started the next pass at once (about 20 passes a second).
+    """
+    w = world
+    secret = await w.get(SECRET, "github-config-secret", w.namespace)
+    await w.patch(secret, {"data": {"github_token": base64.b64encode(b"ghp_not-the-token").decode()}})
+    recorders: list[InterceptorClient] = []
+
+    def wrap(inner: Any) -> InterceptorClient:
+        recorders.append(InterceptorClient(inner))
+        return recorders[-1]
+
+    await w.start(wrap_client=wrap)
+    await w.client.create(w.ars())
+    (recorder,) = recorders
+
+    async def failing() -> dict[str, Any]:
+        ars = await w.get(ARS, w.name)
+        condition = ready(ars)
+        assert (condition.get("status"), condition.get("reason")) == ("False", "ActionsServiceError"), condition
+        assert (ars.get("status") or {}).get("phase") != "Running"
+        return condition
+
+    condition = await eventually(failing, within=60.0)
+    message = condition["message"]
+    assert f"AutoscalingRunnerSet {w.namespace}/{w.name}" in message
+    for part in ("POST", "registration-token", "401", "Bad credentials"):  # verb, endpoint, status, the answer
+        assert part in message, message
+    for part in ("request_id", "activity_id"):
+        assert part not in message, message
+
+    calls = registration_token_requests(w.service)
+    writes = recorder.count("patch", "AutoscalingRunnerSet", subresource="status")
+    await asyncio.sleep(10.0)  # the window measured, not a wait for a state
+    calls = registration_token_requests(w.service) - calls
+    writes = recorder.count("patch", "AutoscalingRunnerSet", subresource="status") - writes
+    assert calls <= 15, f"{calls} registration-token calls in 10 s: the backoff was bypassed"
+    assert writes <= 2, f"{writes} scale set status writes in 10 s for one unchanged cause"
+    assert ready(await w.get(ARS, w.name))["message"] == message

@@ -18,6 +18,7 @@ Beyond: ARC #2633, #4337: a 403 or a failing listener was visible only in the co
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -41,12 +42,28 @@ from reconcilekit.conditions import (
 from reconcilekit.errors import ForbiddenError, InvalidError, forbidden_rule
 from reconcilekit.recorder import EVENT_TYPE_WARNING, EventRecorder
 
-__all__ = ["ReadyConditions", "failure_of", "ready_condition"]
+__all__ = ["ReadyConditions", "failure_of", "ready_condition", "stable_error_text"]
 
 log = structlog.get_logger("conditions")
 
 _MESSAGE_LIMIT: Final = 1024
 """Characters of a condition message kept (an Actions error body can be long)."""
+
+
+_PER_REQUEST_ID: Final = re.compile(r',?\s*(?:activity_id|github_request_id)="[^"]*"')
+"""An Actions error's per-request ids in Go's ``failed(status="…", activity_id="…")`` prefix."""
+
+
+def stable_error_text(err: ActionsError) -> str:
+    """Python only: ``err``'s message without the ids that differ on every request.
+
+    The verb, the URL, the status and the service's own error text stay: the same cause gives
+    the same text, so the condition is not rewritten on every retry.
+
+    Beyond: ARC #2633: a condition message carrying a request id changed on every try, and each
+    rewrite (a status patch, so a watch event) started the next reconcile past the backoff.
+    """
+    return _PER_REQUEST_ID.sub("", str(err)).replace("failed()", "failed")
 
 
 def ready_condition(obj: Object) -> Condition | None:
@@ -65,7 +82,8 @@ def failure_of(err: BaseException, obj: Object, *, action: str) -> tuple[str, st
     ``action`` says what the reconcile was doing (``"creating the listener's Role"``). A 403
     names the missing rule with the identity (`reconcilekit.errors.forbidden_rule`); a 422 or
     a value the spec cannot carry is ``InvalidSpec``; an Actions service failure is
-    ``ActionsServiceError``. Conflicts, timeouts and the like pass: the retry heals them.
+    ``ActionsServiceError``, its message free of per-request ids (`stable_error_text`) so
+    that the same cause writes the same condition once. Conflicts, timeouts and the like pass: the retry heals them.
 
     Beyond: ARC #2633, #4337: the message names the object and the verb or field.
     """
@@ -79,7 +97,8 @@ def failure_of(err: BaseException, obj: Object, *, action: str) -> tuple[str, st
         return ConditionReason.INVALID_SPEC, f"{subject}: {err.message}"
     if isinstance(err, ActionsError):
         status = f" (HTTP {err.status})" if err.status else ""
-        return ConditionReason.ACTIONS_SERVICE_ERROR, f"{subject}: the Actions service answered{status}: {err}"
+        text = stable_error_text(err)
+        return ConditionReason.ACTIONS_SERVICE_ERROR, f"{subject}: the Actions service answered{status}: {text}"
     if isinstance(err, InvalidGitHubConfigURLError):
         return ConditionReason.INVALID_SPEC, f"{subject}: spec.githubConfigUrl {err}"
     if isinstance(err, ValueError):
