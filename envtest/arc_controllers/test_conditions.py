@@ -406,3 +406,24 @@ async def test_bad_token_actions_service_error_backs_off(world: World) -> None:
     assert calls <= 15, f"{calls} registration-token calls in 10 s: the backoff was bypassed"
     assert writes <= 2, f"{writes} scale set status writes in 10 s for one unchanged cause"
     assert ready(await w.get(ARS, w.name))["message"] == message
+
+
+async def test_missing_config_secret_is_invalid_spec_on_the_scale_set(world: World) -> None:
+    """``githubConfigSecret`` names no secret: Ready=False, InvalidSpec, the message naming the field
+    and the secret's namespace/name. Before: Pending with no condition, the cause only in the log.
+    """
+    w = world
+    await w.start()
+    await w.client.create(w.ars(githubConfigSecret="does-not-exist"))
+
+    async def invalid() -> dict[str, Any]:
+        ars = await w.get(ARS, w.name)
+        condition = ready(ars)
+        assert (condition.get("status"), condition.get("reason")) == ("False", "InvalidSpec"), condition
+        assert (ars.get("status") or {}).get("phase") != "Running"
+        return condition
+
+    condition = await eventually(invalid, within=60.0)
+    assert "spec.githubConfigSecret" in condition["message"]
+    assert f"{w.namespace}/does-not-exist" in condition["message"]
+    assert f"AutoscalingRunnerSet {w.namespace}/{w.name}" in condition["message"]

@@ -39,7 +39,7 @@ from reconcilekit.conditions import (
     new_condition,
     set_status_condition,
 )
-from reconcilekit.errors import ForbiddenError, InvalidError, forbidden_rule
+from reconcilekit.errors import ForbiddenError, InvalidError, NotFoundError, forbidden_rule
 from reconcilekit.recorder import EVENT_TYPE_WARNING, EventRecorder
 
 __all__ = ["ReadyConditions", "failure_of", "ready_condition", "stable_error_text"]
@@ -76,14 +76,36 @@ def _describe(obj: Object) -> str:
     return f"{obj.get('kind', 'object')} {objects.namespace(obj)}/{objects.name(obj)}"
 
 
+def _missing_config_secret(err: NotFoundError, obj: Object) -> str | None:
+    """Python only: ``namespace/name`` of ``obj``'s ``spec.githubConfigSecret`` when ``err`` says it is missing.
+
+    A listener reads the secret from its scale set's namespace.
+    """
+    spec = obj.get("spec") or {}
+    wanted = str(spec.get("githubConfigSecret") or "")
+    if not wanted:
+        return None
+    details = err.details
+    kind, name = str(details.get("kind") or ""), str(details.get("name") or "")
+    if not (kind in ("secrets", "Secret") and name == wanted) and f'secrets "{wanted}" not found' not in err.message:
+        return None
+    namespace = objects.namespace(obj)
+    if obj.get("kind") == "AutoscalingListener":
+        namespace = str(spec.get("autoscalingRunnerSetNamespace") or namespace)
+    return f"{namespace}/{wanted}"
+
+
 def failure_of(err: BaseException, obj: Object, *, action: str) -> tuple[str, str] | None:
     """The (reason, message) a failed reconcile of ``obj`` shows, or None for a passing error.
 
     ``action`` says what the reconcile was doing (``"creating the listener's Role"``). A 403
     names the missing rule with the identity (`reconcilekit.errors.forbidden_rule`); a 422 or
-    a value the spec cannot carry is ``InvalidSpec``; an Actions service failure is
-    ``ActionsServiceError``, its message free of per-request ids (`stable_error_text`) so
-    that the same cause writes the same condition once. Conflicts, timeouts and the like pass: the retry heals them.
+    a value the spec cannot carry is ``InvalidSpec``, and so is a ``spec.githubConfigSecret``
+    naming no secret (the message names the secret's namespace/name: the spec points at
+    nothing, so the operator fixes the spec or creates the secret). An Actions service failure
+    is ``ActionsServiceError``, its message free of per-request ids (`stable_error_text`) so
+    that the same cause writes the same condition once. Conflicts, timeouts and the like pass:
+    the retry heals them.
 
     Beyond: ARC #2633, #4337: the message names the object and the verb or field.
     """
@@ -95,6 +117,8 @@ def failure_of(err: BaseException, obj: Object, *, action: str) -> tuple[str, st
         return ConditionReason.FORBIDDEN, f"{subject}: {err.message}"
     if isinstance(err, InvalidError):
         return ConditionReason.INVALID_SPEC, f"{subject}: {err.message}"
+    if isinstance(err, NotFoundError) and (secret := _missing_config_secret(err, obj)) is not None:
+        return ConditionReason.INVALID_SPEC, f"{subject}: spec.githubConfigSecret: secret {secret} does not exist"
     if isinstance(err, ActionsError):
         status = f" (HTTP {err.status})" if err.status else ""
         text = stable_error_text(err)

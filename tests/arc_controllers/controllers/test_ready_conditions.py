@@ -129,3 +129,19 @@ def test_actions_service_error_message_is_stable_across_requests_arc_2633() -> N
     assert stable_error_text(ActionsError(f"request GET {url} failed: connection refused")) == (
         f"request GET {url} failed: connection refused"
     )
+
+
+def test_missing_config_secret_is_invalid_spec_naming_the_field_and_secret() -> None:
+    """The scale set's githubConfigSecret names no secret: InvalidSpec, ``spec.githubConfigSecret``
+    and the secret's namespace/name; another missing object passes (the retry heals it).
+    """
+    obj = listener()
+    obj["spec"] = {"githubConfigSecret": "gone", "autoscalingRunnerSetNamespace": "runners"}
+    body = {"kind": "Status", "reason": "NotFound", "message": 'secrets "gone" not found'}
+    missing = from_status(404, json.dumps({**body, "details": {"name": "gone", "kind": "secrets"}}))
+    assert failure_of(missing, obj, action="reconcile") == (
+        "InvalidSpec",
+        "AutoscalingListener arc/l: reconcile failed: spec.githubConfigSecret: secret runners/gone does not exist",
+    )
+    other = from_status(404, json.dumps({**body, "message": 'secrets "x" not found', "details": {"name": "x"}}))
+    assert failure_of(other, obj, action="reconcile") is None
