@@ -427,3 +427,53 @@ async def test_missing_config_secret_is_invalid_spec_on_the_scale_set(world: Wor
     assert "spec.githubConfigSecret" in condition["message"]
     assert f"{w.namespace}/does-not-exist" in condition["message"]
     assert f"AutoscalingRunnerSet {w.namespace}/{w.name}" in condition["message"]
+
+
+async def test_listener_that_cannot_start_keeps_the_scale_set_pending(world: World) -> None:
+    """The listener pod's container waits in ImagePullBackOff: the listener is Ready=False,
+    ListenerCannotStart, with the kubelet's reason; the scale set is Pending with the same reason.
+    Before: the scale set said Running with Ready=Unknown, ListenerStarting. Once the container
+    runs, both are Ready and the scale set Running.
+    """
+    w = world
+    await w.start()
+    ars = w.ars()
+    await w.client.create(ars)
+    name = scale_set_listener_name(ars)
+    waiting = {"name": "listener", "image": LISTENER_IMAGE, "imageID": "", "ready": False, "restartCount": 0,
+               "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}  # fmt: skip
+
+    async def pull_back_off() -> bool:
+        pod = await w.find(POD, name, w.controller_namespace)
+        assert pod is not None
+        await w.patch(pod, {"status": {"phase": "Pending", "containerStatuses": [waiting]}}, status=True)
+        return True
+
+    await eventually(pull_back_off, within=60.0)
+
+    async def cannot_start() -> dict[str, Any]:
+        condition = ready(await w.get(LISTENER, name, w.controller_namespace))
+        assert (condition.get("status"), condition.get("reason")) == ("False", "ListenerCannotStart"), condition
+        scale_set = await w.get(ARS, w.name)
+        assert (scale_set.get("status") or {}).get("phase") == "Pending", scale_set.get("status")
+        assert ready(scale_set).get("reason") == "ListenerCannotStart", ready(scale_set)
+        return ready(scale_set)
+
+    condition = await eventually(cannot_start, within=60.0)
+    assert "ImagePullBackOff" in condition["message"]
+    assert name in condition["message"]
+
+    running = {
+        **waiting,
+        "ready": True,
+        "state": {"running": {"startedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}},
+    }
+    pod = await w.get(POD, name, w.controller_namespace)
+    await w.patch(pod, {"status": {"phase": "Running", "containerStatuses": [running]}}, status=True)
+
+    async def runs() -> bool:
+        scale_set = await w.get(ARS, w.name)
+        assert ready(scale_set).get("status") == "True", ready(scale_set)
+        return (scale_set.get("status") or {}).get("phase") == "Running"
+
+    await eventually(runs, within=60.0)

@@ -147,7 +147,20 @@ def _listener_pod_projection(obj: Mapping[str, Any]) -> Any:
         status.get("reason") or "",
         status.get("message") or "",
         status.get("containerStatuses"),
+        _unschedulable(obj),
     )
+
+
+def _unschedulable(obj: Mapping[str, Any]) -> str:
+    """Python only: the reason of a ``PodScheduled=False`` condition, ``""`` when scheduled or not yet judged.
+
+    Beyond: issue 19 rule 4: an unschedulable listener pod changes only this condition; the
+    listener reconciler reads it to say the pod cannot start.
+    """
+    for condition in objects.status(obj).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return str(condition.get("reason") or "Unschedulable")
+    return ""
 
 
 def autoscaling_runner_set_runner_set_predicate() -> ProjectionPredicate:
@@ -183,7 +196,8 @@ def ephemeral_runner_pod_predicate() -> ProjectionPredicate:
 
 
 def listener_pod_predicate() -> ProjectionPredicate:
-    """Listener ← owned Pod: metadata, whole spec, phase/reason/message, container statuses.
+    """Listener ← owned Pod: metadata, whole spec, phase/reason/message, container statuses,
+    and (beyond Go) a ``PodScheduled=False`` reason.
 
     Ports: autoscalingListenerOwnedPodPredicate
     """
