@@ -33,7 +33,7 @@ from reconcilekit.metrics import REGISTRY
 from reconcilekit.testing import InterceptorClient
 
 from .chart_rbac import CONTROLLER_SERVICE_ACCOUNT, scale_set_fullname
-from .scaleset_world import ARS, LISTENER, LISTENER_IMAGE, POD, ROLE, World, eventually, world
+from .scaleset_world import ARS, LISTENER, LISTENER_IMAGE, POD, ROLE, SECRET, World, eventually, world
 
 __all__ = ["world"]
 
@@ -356,3 +356,124 @@ async def test_pruned_conditions_are_written_once_then_never_again(
             await w.stop()
             await w.purge()
             await client.close()
+
+
+def registration_token_requests(service: FakeActionsService) -> int:
+    """Registration-token calls the fake has answered, every scope."""
+    return sum(n for endpoint, n in service.faults.requests.items() if endpoint.startswith("registration_token"))
+
+
+async def test_bad_token_actions_service_error_backs_off(world: World) -> None:
+    """A config secret with a bad token: Ready=False, ActionsServiceError, the message naming the
+    call and the service's answer but no per-request id; the retries keep the work queue's backoff.
+
+    Before: the message carried the fake's ``X-GitHub-Request-Id``, so every retry rewrote the
+    condition and its status patch started the next pass at once (about 20 passes a second).
+    """
+    w = world
+    secret = await w.get(SECRET, "github-config-secret", w.namespace)
+    await w.patch(secret, {"data": {"github_token": base64.b64encode(b"ghp_not-the-token").decode()}})
+    recorders: list[InterceptorClient] = []
+
+    def wrap(inner: Any) -> InterceptorClient:
+        recorders.append(InterceptorClient(inner))
+        return recorders[-1]
+
+    await w.start(wrap_client=wrap)
+    await w.client.create(w.ars())
+    (recorder,) = recorders
+
+    async def failing() -> dict[str, Any]:
+        ars = await w.get(ARS, w.name)
+        condition = ready(ars)
+        assert (condition.get("status"), condition.get("reason")) == ("False", "ActionsServiceError"), condition
+        assert (ars.get("status") or {}).get("phase") != "Running"
+        return condition
+
+    condition = await eventually(failing, within=60.0)
+    message = condition["message"]
+    assert f"AutoscalingRunnerSet {w.namespace}/{w.name}" in message
+    for part in ("POST", "registration-token", "401", "Bad credentials"):  # verb, endpoint, status, the answer
+        assert part in message, message
+    for part in ("request_id", "activity_id"):
+        assert part not in message, message
+
+    calls = registration_token_requests(w.service)
+    writes = recorder.count("patch", "AutoscalingRunnerSet", subresource="status")
+    await asyncio.sleep(10.0)  # the window measured, not a wait for a state
+    calls = registration_token_requests(w.service) - calls
+    writes = recorder.count("patch", "AutoscalingRunnerSet", subresource="status") - writes
+    assert calls <= 15, f"{calls} registration-token calls in 10 s: the backoff was bypassed"
+    assert writes <= 2, f"{writes} scale set status writes in 10 s for one unchanged cause"
+    assert ready(await w.get(ARS, w.name))["message"] == message
+
+
+async def test_missing_config_secret_is_invalid_spec_on_the_scale_set(world: World) -> None:
+    """``githubConfigSecret`` names no secret: Ready=False, InvalidSpec, the message naming the field
+    and the secret's namespace/name. Before: Pending with no condition, the cause only in the log.
+    """
+    w = world
+    await w.start()
+    await w.client.create(w.ars(githubConfigSecret="does-not-exist"))
+
+    async def invalid() -> dict[str, Any]:
+        ars = await w.get(ARS, w.name)
+        condition = ready(ars)
+        assert (condition.get("status"), condition.get("reason")) == ("False", "InvalidSpec"), condition
+        assert (ars.get("status") or {}).get("phase") != "Running"
+        return condition
+
+    condition = await eventually(invalid, within=60.0)
+    assert "spec.githubConfigSecret" in condition["message"]
+    assert f"{w.namespace}/does-not-exist" in condition["message"]
+    assert f"AutoscalingRunnerSet {w.namespace}/{w.name}" in condition["message"]
+
+
+async def test_listener_that_cannot_start_keeps_the_scale_set_pending(world: World) -> None:
+    """The listener pod's container waits in ImagePullBackOff: the listener is Ready=False,
+    ListenerCannotStart, with the kubelet's reason; the scale set is Pending with the same reason.
+    Before: the scale set said Running with Ready=Unknown, ListenerStarting. Once the container
+    runs, both are Ready and the scale set Running.
+    """
+    w = world
+    await w.start()
+    ars = w.ars()
+    await w.client.create(ars)
+    name = scale_set_listener_name(ars)
+    waiting = {"name": "listener", "image": LISTENER_IMAGE, "imageID": "", "ready": False, "restartCount": 0,
+               "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}  # fmt: skip
+
+    async def pull_back_off() -> bool:
+        pod = await w.find(POD, name, w.controller_namespace)
+        assert pod is not None
+        await w.patch(pod, {"status": {"phase": "Pending", "containerStatuses": [waiting]}}, status=True)
+        return True
+
+    await eventually(pull_back_off, within=60.0)
+
+    async def cannot_start() -> dict[str, Any]:
+        condition = ready(await w.get(LISTENER, name, w.controller_namespace))
+        assert (condition.get("status"), condition.get("reason")) == ("False", "ListenerCannotStart"), condition
+        scale_set = await w.get(ARS, w.name)
+        assert (scale_set.get("status") or {}).get("phase") == "Pending", scale_set.get("status")
+        assert ready(scale_set).get("reason") == "ListenerCannotStart", ready(scale_set)
+        return ready(scale_set)
+
+    condition = await eventually(cannot_start, within=60.0)
+    assert "ImagePullBackOff" in condition["message"]
+    assert name in condition["message"]
+
+    running = {
+        **waiting,
+        "ready": True,
+        "state": {"running": {"startedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}},
+    }
+    pod = await w.get(POD, name, w.controller_namespace)
+    await w.patch(pod, {"status": {"phase": "Running", "containerStatuses": [running]}}, status=True)
+
+    async def runs() -> bool:
+        scale_set = await w.get(ARS, w.name)
+        assert ready(scale_set).get("status") == "True", ready(scale_set)
+        return (scale_set.get("status") or {}).get("phase") == "Running"
+
+    await eventually(runs, within=60.0)

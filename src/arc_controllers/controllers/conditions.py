@@ -18,6 +18,7 @@ Beyond: ARC #2633, #4337: a 403 or a failing listener was visible only in the co
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -38,15 +39,31 @@ from reconcilekit.conditions import (
     new_condition,
     set_status_condition,
 )
-from reconcilekit.errors import ForbiddenError, InvalidError, forbidden_rule
+from reconcilekit.errors import ForbiddenError, InvalidError, NotFoundError, forbidden_rule
 from reconcilekit.recorder import EVENT_TYPE_WARNING, EventRecorder
 
-__all__ = ["ReadyConditions", "failure_of", "ready_condition"]
+__all__ = ["ReadyConditions", "failure_of", "ready_condition", "stable_error_text"]
 
 log = structlog.get_logger("conditions")
 
 _MESSAGE_LIMIT: Final = 1024
 """Characters of a condition message kept (an Actions error body can be long)."""
+
+
+_PER_REQUEST_ID: Final = re.compile(r',?\s*(?:activity_id|github_request_id)="[^"]*"')
+"""An Actions error's per-request ids in Go's ``failed(status="…", activity_id="…")`` prefix."""
+
+
+def stable_error_text(err: ActionsError) -> str:
+    """Python only: ``err``'s message without the ids that differ on every request.
+
+    The verb, the URL, the status and the service's own error text stay: the same cause gives
+    the same text, so the condition is not rewritten on every retry.
+
+    Beyond: ARC #2633: a condition message carrying a request id changed on every try, and each
+    rewrite (a status patch, so a watch event) started the next reconcile past the backoff.
+    """
+    return _PER_REQUEST_ID.sub("", str(err)).replace("failed()", "failed")
 
 
 def ready_condition(obj: Object) -> Condition | None:
@@ -59,13 +76,36 @@ def _describe(obj: Object) -> str:
     return f"{obj.get('kind', 'object')} {objects.namespace(obj)}/{objects.name(obj)}"
 
 
+def _missing_config_secret(err: NotFoundError, obj: Object) -> str | None:
+    """Python only: ``namespace/name`` of ``obj``'s ``spec.githubConfigSecret`` when ``err`` says it is missing.
+
+    A listener reads the secret from its scale set's namespace.
+    """
+    spec = obj.get("spec") or {}
+    wanted = str(spec.get("githubConfigSecret") or "")
+    if not wanted:
+        return None
+    details = err.details
+    kind, name = str(details.get("kind") or ""), str(details.get("name") or "")
+    if not (kind in ("secrets", "Secret") and name == wanted) and f'secrets "{wanted}" not found' not in err.message:
+        return None
+    namespace = objects.namespace(obj)
+    if obj.get("kind") == "AutoscalingListener":
+        namespace = str(spec.get("autoscalingRunnerSetNamespace") or namespace)
+    return f"{namespace}/{wanted}"
+
+
 def failure_of(err: BaseException, obj: Object, *, action: str) -> tuple[str, str] | None:
     """The (reason, message) a failed reconcile of ``obj`` shows, or None for a passing error.
 
     ``action`` says what the reconcile was doing (``"creating the listener's Role"``). A 403
     names the missing rule with the identity (`reconcilekit.errors.forbidden_rule`); a 422 or
-    a value the spec cannot carry is ``InvalidSpec``; an Actions service failure is
-    ``ActionsServiceError``. Conflicts, timeouts and the like pass: the retry heals them.
+    a value the spec cannot carry is ``InvalidSpec``, and so is a ``spec.githubConfigSecret``
+    naming no secret (the message names the secret's namespace/name: the spec points at
+    nothing, so the operator fixes the spec or creates the secret). An Actions service failure
+    is ``ActionsServiceError``, its message free of per-request ids (`stable_error_text`) so
+    that the same cause writes the same condition once. Conflicts, timeouts and the like pass:
+    the retry heals them.
 
     Beyond: ARC #2633, #4337: the message names the object and the verb or field.
     """
@@ -77,9 +117,12 @@ def failure_of(err: BaseException, obj: Object, *, action: str) -> tuple[str, st
         return ConditionReason.FORBIDDEN, f"{subject}: {err.message}"
     if isinstance(err, InvalidError):
         return ConditionReason.INVALID_SPEC, f"{subject}: {err.message}"
+    if isinstance(err, NotFoundError) and (secret := _missing_config_secret(err, obj)) is not None:
+        return ConditionReason.INVALID_SPEC, f"{subject}: spec.githubConfigSecret: secret {secret} does not exist"
     if isinstance(err, ActionsError):
         status = f" (HTTP {err.status})" if err.status else ""
-        return ConditionReason.ACTIONS_SERVICE_ERROR, f"{subject}: the Actions service answered{status}: {err}"
+        text = stable_error_text(err)
+        return ConditionReason.ACTIONS_SERVICE_ERROR, f"{subject}: the Actions service answered{status}: {text}"
     if isinstance(err, InvalidGitHubConfigURLError):
         return ConditionReason.INVALID_SPEC, f"{subject}: spec.githubConfigUrl {err}"
     if isinstance(err, ValueError):

@@ -26,6 +26,7 @@ __all__ = [
     "ephemeral_runner_set_runner_predicate",
     "listener_pod_predicate",
     "listener_service_account_predicate",
+    "own_conditions_predicate",
 ]
 
 _RECONCILED_METADATA = ("generation", "deletionTimestamp", "finalizers", "labels", "annotations", "ownerReferences")
@@ -146,7 +147,20 @@ def _listener_pod_projection(obj: Mapping[str, Any]) -> Any:
         status.get("reason") or "",
         status.get("message") or "",
         status.get("containerStatuses"),
+        _unschedulable(obj),
     )
+
+
+def _unschedulable(obj: Mapping[str, Any]) -> str:
+    """Python only: the reason of a ``PodScheduled=False`` condition, ``""`` when scheduled or not yet judged.
+
+    Beyond: issue 19 rule 4: an unschedulable listener pod changes only this condition; the
+    listener reconciler reads it to say the pod cannot start.
+    """
+    for condition in objects.status(obj).get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return str(condition.get("reason") or "Unschedulable")
+    return ""
 
 
 def autoscaling_runner_set_runner_set_predicate() -> ProjectionPredicate:
@@ -182,7 +196,8 @@ def ephemeral_runner_pod_predicate() -> ProjectionPredicate:
 
 
 def listener_pod_predicate() -> ProjectionPredicate:
-    """Listener ← owned Pod: metadata, whole spec, phase/reason/message, container statuses.
+    """Listener ← owned Pod: metadata, whole spec, phase/reason/message, container statuses,
+    and (beyond Go) a ``PodScheduled=False`` reason.
 
     Ports: autoscalingListenerOwnedPodPredicate
     """
@@ -195,3 +210,28 @@ def listener_service_account_predicate() -> ProjectionPredicate:
     Ports: autoscalingListenerOwnedServiceAccountPredicate
     """
     return ProjectionPredicate("autoscalinglistener-serviceaccount", _reconciled_metadata, kind="ServiceAccount")
+
+
+_VOLATILE_METADATA = ("resourceVersion", "managedFields")
+
+
+def _without_own_conditions(obj: Mapping[str, Any]) -> Any:
+    """Python only: the object minus ``status.conditions``, ``resourceVersion`` and ``managedFields``."""
+    meta = {key: value for key, value in objects.meta(obj).items() if key not in _VOLATILE_METADATA}
+    status = {key: value for key, value in objects.status(obj).items() if key != "conditions"}
+    rest = {key: value for key, value in obj.items() if key not in ("metadata", "status")}
+    return (meta, status, rest)
+
+
+def own_conditions_predicate(kind: str) -> ProjectionPredicate:
+    """A reconciled kind's own updates: pass unless only ``status.conditions`` changed.
+
+    Only the reconciler of ``kind`` writes these conditions and none of its decisions reads
+    them, so such an update is its own echo: passing it would enqueue the object at once and
+    cut the work queue's backoff short after a failed pass that wrote its cause. Every other
+    change (spec, metadata, phase) passes as with Go's ``ResourceVersionChangedPredicate``.
+
+    Beyond: ARC #2633: the Ready condition is ours (Go ARC writes none); its write must not
+    turn a failing reconcile into a hot loop.
+    """
+    return ProjectionPredicate(f"{kind.lower()}-own-conditions", _without_own_conditions, kind=kind)

@@ -169,7 +169,13 @@ def test_crd_names_scope_subresource_and_columns() -> None:
             "Message",
             "Age",
         ],
-        "AutoscalingListener": ["GitHub Configure URL", "AutoscalingRunnerSet Namespace", "AutoscalingRunnerSet Name"],
+        "AutoscalingListener": [
+            "GitHub Configure URL",
+            "AutoscalingRunnerSet Namespace",
+            "AutoscalingRunnerSet Name",
+            "Ready",  # ours, as on the scale set (Beyond: ARC #4656)
+            "Reason",
+        ],
     }
     for kind in KINDS:
         crd = crdgen.generate(kind)

@@ -22,6 +22,7 @@ from arc_controllers.controllers.predicates import (
     ephemeral_runner_set_runner_predicate,
     listener_pod_predicate,
     listener_service_account_predicate,
+    own_conditions_predicate,
 )
 from reconcilekit.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 
@@ -464,3 +465,32 @@ def test_absent_and_empty_labels_are_the_same_metadata() -> None:
     del old["metadata"]["labels"]
     new["metadata"]["labels"] = {}
     assert not passes(listener_service_account_predicate(), old, new)
+
+
+def test_own_conditions_predicate_drops_only_a_conditions_echo_arc_2633() -> None:
+    """A scale set update that changes only its own conditions does not wake its reconciler;
+    a phase, spec or metadata change does (Go's ResourceVersionChangedPredicate otherwise).
+    """
+    predicate = own_conditions_predicate("AutoscalingRunnerSet")
+
+    def ars() -> dict[str, Any]:
+        return {
+            "kind": "AutoscalingRunnerSet",
+            "metadata": {"name": "a", "resourceVersion": "1", "generation": 1, "annotations": {"x": "1"}},
+            "spec": {"maxRunners": 2},
+            "status": {"phase": "Pending", "conditions": [{"type": "Ready", "status": "False", "message": "m1"}]},
+        }
+
+    def echo(obj: dict[str, Any]) -> None:
+        obj["metadata"]["resourceVersion"] = "2"
+        obj["status"]["conditions"][0]["message"] = "m2"
+
+    assert not passes(predicate, *mutated(ars, echo))  # type: ignore[arg-type]
+    for change in (
+        lambda o: o["status"].update(phase="Running"),
+        lambda o: o["spec"].update(maxRunners=3),
+        lambda o: o["metadata"]["annotations"].update(x="2"),
+        lambda o: o["metadata"].update(deletionTimestamp=NOW),
+    ):
+        assert passes(predicate, *mutated(ars, change))  # type: ignore[arg-type]
+    assert predicate.create(CreateEvent(object=ars()))

@@ -10,7 +10,7 @@ from typing import Any
 
 from arc_controllers.actions.config import InvalidGitHubConfigURLError
 from arc_controllers.actions.errors import ActionsError
-from arc_controllers.controllers.conditions import ReadyConditions, failure_of, ready_condition
+from arc_controllers.controllers.conditions import ReadyConditions, failure_of, ready_condition, stable_error_text
 from reconcilekit.errors import ConflictError, from_status
 from reconcilekit.testing import FakeRecorder
 
@@ -103,3 +103,45 @@ async def test_fail_names_the_cause_and_never_raises() -> None:
 
     ready = ReadyConditions(client=_Refusing(prune=False))  # type: ignore[arg-type]
     await ready.fail(obj, forbidden, action="reconcile")  # the write's conflict is logged, not raised
+
+
+def test_actions_service_error_message_is_stable_across_requests_arc_2633() -> None:
+    """The same cause on two requests gives one message: no request or activity id in it, the
+    verb, endpoint, status and the service's text kept (a changing message rewrote the condition
+    on every retry and each write started the next pass at once).
+    """
+    obj = listener()
+    url = "https://api.github.com/orgs/o/actions/runners/registration-token"
+
+    def answer(request_id: str, activity: str) -> ActionsError:
+        ids = f'activity_id="{activity}", github_request_id="{request_id}"'
+        head = f'request POST {url} failed(status="401 Unauthorized", {ids})'
+        return ActionsError(f"{head}: failed to get runner registration token (401): Bad credentials", status=401)
+
+    first = failure_of(answer("AAAA1111", "act-1"), obj, action="reconcile")
+    second = failure_of(answer("BBBB2222", "act-2"), obj, action="reconcile")
+    assert first == second
+    assert first is not None
+    assert first[1] == (
+        "AutoscalingListener arc/l: reconcile failed: the Actions service answered (HTTP 401): request POST"
+        f' {url} failed(status="401 Unauthorized"): failed to get runner registration token (401): Bad credentials'
+    )
+    assert stable_error_text(ActionsError(f"request GET {url} failed: connection refused")) == (
+        f"request GET {url} failed: connection refused"
+    )
+
+
+def test_missing_config_secret_is_invalid_spec_naming_the_field_and_secret() -> None:
+    """The scale set's githubConfigSecret names no secret: InvalidSpec, ``spec.githubConfigSecret``
+    and the secret's namespace/name; another missing object passes (the retry heals it).
+    """
+    obj = listener()
+    obj["spec"] = {"githubConfigSecret": "gone", "autoscalingRunnerSetNamespace": "runners"}
+    body = {"kind": "Status", "reason": "NotFound", "message": 'secrets "gone" not found'}
+    missing = from_status(404, json.dumps({**body, "details": {"name": "gone", "kind": "secrets"}}))
+    assert failure_of(missing, obj, action="reconcile") == (
+        "InvalidSpec",
+        "AutoscalingListener arc/l: reconcile failed: spec.githubConfigSecret: secret runners/gone does not exist",
+    )
+    other = from_status(404, json.dumps({**body, "message": 'secrets "x" not found', "details": {"name": "x"}}))
+    assert failure_of(other, obj, action="reconcile") is None

@@ -124,6 +124,9 @@ class AutoscalingListener(ArcModel):
         PrinterColumn("GitHub Configure URL", "string", ".spec.githubConfigUrl"),
         PrinterColumn("AutoscalingRunnerSet Namespace", "string", ".spec.autoscalingRunnerSetNamespace"),
         PrinterColumn("AutoscalingRunnerSet Name", "string", ".spec.autoscalingRunnerSetName"),
+        # Beyond: ARC #4656: `kubectl get autoscalinglisteners` shows why a listener does not run.
+        PrinterColumn("Ready", "string", '.status.conditions[?(@.type=="Ready")].status'),
+        PrinterColumn("Reason", "string", '.status.conditions[?(@.type=="Ready")].reason'),
     )
 
     api_version: str | None = None

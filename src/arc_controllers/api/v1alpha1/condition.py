@@ -38,8 +38,13 @@ class ConditionReason:
     """Ready=False: the spec cannot be acted on (the message names the field)."""
     ACTIONS_SERVICE_ERROR: Final = "ActionsServiceError"
     """Ready=False: the GitHub Actions service refused or failed a call."""
+    LISTENER_FAILED: Final = "ListenerFailed"
+    """Ready=False: the listener pod died once; the next one starts after the first backoff step."""
     CRASH_LOOP_BACK_OFF: Final = "CrashLoopBackOff"
-    """Ready=False: the listener pod keeps dying; the next one waits out the backoff."""
+    """Ready=False: the listener pod keeps dying (two deaths in a row or more); the next one waits out the backoff."""
+    LISTENER_CANNOT_START: Final = "ListenerCannotStart"
+    """Ready=False: the listener pod cannot start (its image cannot be pulled, its config is
+    invalid, it cannot be scheduled); the message carries the kubelet's or scheduler's reason."""
 
 
 class Condition(ArcModel):

@@ -29,7 +29,11 @@ from arc_controllers.controllers.autoscalinglistener.resources import ListenerRe
 from arc_controllers.controllers.autoscalinglistener.secrets import AppConfigResolver, ListenerSecrets
 from arc_controllers.controllers.conditions import ReadyConditions
 from arc_controllers.controllers.patching import LazyCopy
-from arc_controllers.controllers.predicates import listener_pod_predicate, listener_service_account_predicate
+from arc_controllers.controllers.predicates import (
+    listener_pod_predicate,
+    listener_service_account_predicate,
+    own_conditions_predicate,
+)
 from arc_controllers.resourcebuilder.listener import (
     ListenerBuildOptions,
     ListenerMetricsServerConfig,
@@ -183,7 +187,7 @@ class AutoscalingListenerReconciler:
         """
         (
             controller_managed_by(mgr)
-            .for_(AUTOSCALING_LISTENER)
+            .for_(AUTOSCALING_LISTENER, predicates=[own_conditions_predicate(AUTOSCALING_LISTENER.kind)])
             .owns(POD, predicates=[listener_pod_predicate()])
             .owns(SERVICE_ACCOUNT, predicates=[listener_service_account_predicate()])
             .watches(ROLE, enqueue_requests_from_map_func(rbac_to_listener))

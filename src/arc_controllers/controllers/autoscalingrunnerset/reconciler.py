@@ -29,7 +29,7 @@ from arc_controllers.controllers.autoscalingrunnerset.registration import (
 from arc_controllers.controllers.autoscalingrunnerset.runnerset import RunnerSetPublisher, needs_new_revision
 from arc_controllers.controllers.autoscalingrunnerset.status import ScaleSetStatus, is_parked
 from arc_controllers.controllers.patching import LazyCopy
-from arc_controllers.controllers.predicates import autoscaling_runner_set_runner_set_predicate
+from arc_controllers.controllers.predicates import autoscaling_runner_set_runner_set_predicate, own_conditions_predicate
 from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
 from reconcilekit.builder import controller_managed_by
@@ -202,6 +202,9 @@ class AutoscalingRunnerSetReconciler:
     def setup_with_manager(self, mgr: Manager, *, options: ControllerOptions | None = None) -> None:
         """``For(AutoscalingRunnerSet).Owns(EphemeralRunnerSet).Watches(AutoscalingListener)``, named.
 
+        Beyond: ARC #2633: an update that changes only the scale set's own conditions is dropped
+        (`own_conditions_predicate`): the echo of a failed pass's condition write never cuts its backoff.
+
         Args:
             options: workers and name validation (the controller defaults when None).
 
@@ -209,7 +212,7 @@ class AutoscalingRunnerSetReconciler:
         """
         (
             controller_managed_by(mgr)
-            .for_(AUTOSCALING_RUNNER_SET)
+            .for_(AUTOSCALING_RUNNER_SET, predicates=[own_conditions_predicate(AUTOSCALING_RUNNER_SET.kind)])
             .owns(EPHEMERAL_RUNNER_SET, predicates=[autoscaling_runner_set_runner_set_predicate()])
             .watches(AUTOSCALING_LISTENER, enqueue_requests_from_map_func(listener_to_scale_set))
             .with_event_filter(ResourceVersionChangedPredicate())
