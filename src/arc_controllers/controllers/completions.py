@@ -22,6 +22,9 @@ counts the completion: that patch creates one runner fewer, and the next patch m
 it up (the same wait the #4642 suppression accepts).
 
 Python only: Go ARC has the race; there the runner lingers through its finalizer round trip.
+
+Ports: none; Python only (issue 20, finding 4): Go ARC finalizes a Succeeded runner in a later
+reconcile, so the #4642 marker or the deleting count always sees it; nothing upstream to port.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ sees the patched object come back without conditions, logs one info line, and wr
 conditions for that kind (the Events still go).
 
 Beyond: ARC #2633, #4337: a 403 or a failing listener was visible only in the controller's log.
+
+Ports: none; Beyond: ARC #2633, #4337: Go ARC's scale set kinds carry no conditions. The
+helpers underneath port k8s.io/apimachinery/pkg/api/meta (`reconcilekit.conditions`).
 """
 
 from __future__ import annotations

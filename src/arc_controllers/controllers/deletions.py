@@ -14,6 +14,9 @@ may still show it): a DELETE in flight counts from before it is sent and is drop
 again if it fails for any reason other than NotFound. The newest ``capacity`` are kept.
 
 Python only: Go ARC sends both DELETEs (the ledger's E3 race).
+
+Ports: none; Python only (issue 20, finding 1): upstream sends the duplicate DELETE this record
+saves; nothing upstream to port.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ Beyond: ARC #4656: a crash-looping listener showed nothing on any object; its fa
 (`pod.ListenerPod`) now reads as ``Ready=False``: ``ListenerFailed`` after one death,
 ``CrashLoopBackOff`` from the second in a row. A pod that cannot start (image pull, container
 config, scheduling) reads as ``ListenerCannotStart``, so its scale set is not Running.
+
+Ports: none; Beyond: ARC #4656: the listener kind has no conditions upstream.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ listener created with the new id. Any other answer, an error included, leaves th
 as it is; the next death asks again.
 
 Python only. Beyond: ARC #4370: a scale set deleted on the service left its listener crash-looping forever.
+
+Ports: none; Beyond: ARC #4370 (open upstream); the re-registration itself is upstream's
+``runnerScaleSetGone`` path in the AutoscalingRunnerSet reconciler.
 """
 
 from __future__ import annotations
