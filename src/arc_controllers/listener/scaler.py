@@ -376,9 +376,10 @@ class Scaler:
         self._last_sent: Decision | None = None
         self._asked: int | None = None
         """The assigned-jobs count of the latest `handle_desired_runner_count` call."""
-        self._job_events_since_asked = False
-        """A job event was handled since the latest call: a message is being handled, and its
-        own decision follows."""
+        self._started_since_asked = False
+        self._completed_since_asked = False
+        """A job started (completed) since the latest call: a message is being handled, and its
+        own decision follows with these marks (`_republish_when_due` keeps them for it)."""
         self._patching = asyncio.Lock()
         """Held while a decision is made and sent: one patch at a time, IDs in sending order."""
         self._republish: asyncio.Task[None] | None = None
@@ -420,7 +421,7 @@ class Scaler:
         Ports: Scaler.HandleDesiredRunnerCount
         """
         self._asked = count
-        self._job_events_since_asked = False
+        self._started_since_asked = self._completed_since_asked = False
         async with self._patching:
             now = self._clock()
             if self._repeats_itself(count, now):
@@ -441,9 +442,16 @@ class Scaler:
         """
         await self._cancel_republish()
 
-    async def _send(self, count: int, now: float) -> Decision:
-        """Decide for ``count`` and patch the set; the caller holds ``_patching``. Python only."""
+    async def _send(self, count: int, now: float, *, keep_later_marks: bool = False) -> Decision:
+        """Decide for ``count`` and patch the set; the caller holds ``_patching``.
+
+        With ``keep_later_marks``, the job starts and completions seen since ``count`` was asked
+        for stay marked after the decision (they belong to the message being handled, whose own
+        decision follows). Python only.
+        """
         decision = self.state.decide(count)
+        if keep_later_marks and (self._started_since_asked or self._completed_since_asked):
+            self.state.mark_dirty(completed=self._completed_since_asked)
         body = desired_count_patch(decision)
         base = {**self._runner_set_object(), "spec": {"patchID": -1, "replicas": -1}}
         target = {**self._runner_set_object(), "spec": {k: v for k, v in body["spec"].items() if v is not None}}
@@ -492,19 +500,21 @@ class Scaler:
     async def _republish_when_due(self, due: float) -> None:
         """At ``due`` (clock seconds), send the latest decision that was held back.
 
-        Not when a message is being handled (a job event came after the latest decision was
-        asked for): that message ends with its own decision, sent because ``due`` has passed.
-        A refused patch is logged; the next message or empty poll then patches (the interval
-        has passed) and ends the listener if it is refused too, as Go's would.
+        Also while a message is being handled: the decision is the one last asked for (the
+        previous message's or poll's, as Go sent it then), and the job events the message
+        brought so far stay marked for the message's own decision (a JobStarted keeps it off
+        ID 0, a JobCompleted gives it a new ID). A refused patch is logged; the next message
+        or empty poll then patches (the interval has passed) and ends the listener if it is
+        refused too, as Go's would.
 
         Python only.
         """
         await self._sleep(max(0.0, due - self._clock()))
         async with self._patching:
-            if self._job_events_since_asked or self._asked is None:
+            if self._asked is None:
                 return
             try:
-                await self._send(self._asked, self._clock())
+                await self._send(self._asked, self._clock(), keep_later_marks=True)
             except ScalerError as err:
                 log.error("could not republish the desired runner count", error=str(err))
                 return
@@ -512,7 +522,7 @@ class Scaler:
 
     async def handle_job_completed(self, job: object) -> None:
         """Mark the state dirty; no API call, never fails. Ports: Scaler.HandleJobCompleted"""
-        self._job_events_since_asked = True
+        self._completed_since_asked = True
         self.state.mark_dirty(completed=True)
 
     async def handle_job_started(self, job: JobStartedInfo) -> None:
@@ -542,7 +552,7 @@ class Scaler:
             job_display_name=job.job_display_name,
             request_id=job.runner_request_id,
         )
-        self._job_events_since_asked = True
+        self._started_since_asked = True
         self.state.mark_dirty()
         await retry_on_conflict(self._conflict_backoff, lambda: self._patch_job_started(job))
 

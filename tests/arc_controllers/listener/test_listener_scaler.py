@@ -501,25 +501,42 @@ async def test_one_set_patch_at_a_time_ids_reach_the_set_in_increasing_order() -
     await scaler.aclose()
 
 
-async def test_the_timer_leaves_a_message_in_handling_to_its_own_decision() -> None:
-    """Due while a message is handled (its job events seen, its decision not yet asked for), the
-    timer does not decide: that would clear the message's dirty flag and completion before its own
-    decision. The message's decision then goes out, the interval having passed."""
+async def test_due_while_a_message_is_handled_the_timer_sends_and_keeps_the_message_marks() -> None:
+    """Due while a message is being handled (its JobStarted seen, its decision not yet asked for),
+    the timer still sends the held-back decision on time, and the job start stays marked for the
+    message's own decision: that one is never ID 0 (no forced scale-down right after a start)."""
     kube = FakeKube()
     kube.add(runner_set())
     kube.add(runner("runner-1"))
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock, min_runners=1, max_runners=4)
+    await scaler.handle_desired_runner_count(0)  # (1, 0)
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
+    await scaler.handle_desired_runner_count(0)  # the first repeat: (1, 1)
+    await scaler.handle_desired_runner_count(0)  # held back, due at t = 50
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))  # a message being handled
+    await _advance(clock, 50.0)
+    assert _sent(kube) == [(1, 0), (1, 1), (1, 2)]  # on time, mid-message
+    await scaler.handle_desired_runner_count(0)  # the message's decision: a repeat, held back
+    await _advance(clock, 50.0)
+    assert _sent(kube) == [(1, 0), (1, 1), (1, 2), (1, 3)]  # still dirty from its start: not ID 0
+    await scaler.aclose()
+
+
+async def test_due_while_a_message_is_handled_its_completion_still_gets_a_new_id() -> None:
+    kube = FakeKube()
+    kube.add(runner_set())
     clock = FakeClock()
     scaler = new_timed_scaler(kube, clock)
     await scaler.handle_desired_runner_count(2)
     await scaler.handle_desired_runner_count(2)
     await scaler.handle_desired_runner_count(2)  # held back, due at t = 50
-    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))  # a message: its events
-    await scaler.handle_job_completed(JobCompleted())
+    await scaler.handle_job_completed(JobCompleted())  # a message being handled
     await _advance(clock, 50.0)
-    assert _sent(kube) == [(2, 0), (2, 1)]
-    await scaler.handle_desired_runner_count(1)  # the message's decision, with its statistics
-    assert _sent(kube) == [(2, 0), (2, 1), (1, 2)]
-    assert not clock.has_waiters()
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2)]
+    await _advance(clock, 1.0)
+    await scaler.handle_desired_runner_count(2)  # the message's decision: its completion, sent at once
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2), (2, 3)]
     await scaler.aclose()
 
 
