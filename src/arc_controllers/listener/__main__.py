@@ -69,8 +69,8 @@ Beyond: ARC #3209: the retry is ours, so is its knob.
 """
 
 REPUBLISH_INTERVAL_ENV = "LISTENER_REPUBLISH_INTERVAL"
-"""Seconds between patches that repeat an unchanged decision, replacing the scaler's 50; 0 patches
-on every empty poll, as Go does (arc-sim, comparisons).
+"""Seconds an unchanged decision is held back at most, replacing the scaler's
+`DEFAULT_REPUBLISH_INTERVAL`; 0 patches on every message and empty poll, as Go does (comparisons).
 
 Beyond: issue 20: the interval is ours, so is its knob.
 """

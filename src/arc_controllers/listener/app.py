@@ -3,8 +3,8 @@
 Start order (upstream's): parse the config URL → metrics exporter → owner name
 (hostname, else a random UUID) → create the message session → listener and
 scaler → run the loop and the metrics server together. When the loop ends, for
-whatever reason, the metrics server is stopped and the session is deleted:
-on every exit path, with a fresh (uncancelled) wait.
+whatever reason, the metrics server and the scaler's republish timer are stopped and
+the session is deleted: on every exit path, with a fresh (uncancelled) wait.
 
 Ports: cmd/ghalistener/main.go (run)
 """
@@ -77,8 +77,9 @@ class ListenerApp:
         session_close_timeout: Seconds allowed for the session delete at exit.
             Differs: scaleset v0.4.0 sets no overall limit (only the 5-minute
             per-attempt timeout); the legacy listener used 30 s, kept here.
-        republish_interval: Seconds between patches of an unchanged decision
-            (`arc_controllers.listener.scaler.Scaler`); 0 patches on every poll, as Go does.
+        republish_interval: Seconds an unchanged decision is held back at most after the last
+            patch (`arc_controllers.listener.scaler.Scaler`); 0 patches on every message and poll,
+            as Go does.
 
         Python only: Go builds these values inside run.
         """
@@ -152,10 +153,13 @@ class ListenerApp:
                 republish_interval=self._republish_interval,
             )
             log.info("starting listener", scale_set_id=config.runner_scale_set_id, owner=owner)
-            await _run_until_first_exit(
-                self.listener.run(scaler),
-                self.metrics_server.serve() if self.metrics_server is not None else None,
-            )
+            try:
+                await _run_until_first_exit(
+                    self.listener.run(scaler),
+                    self.metrics_server.serve() if self.metrics_server is not None else None,
+                )
+            finally:
+                await scaler.aclose()
         finally:
             await self._close_session()
 

@@ -13,18 +13,19 @@ Patch shapes (merge patches, ``application/merge-patch+json``)::
     EphemeralRunner /status             {"metadata": {"resourceVersion": RV},         only when promoting
                                          "status": {<job fields>, "phase": "Running"}}
 
-With a republish interval set (off by default: `DEFAULT_REPUBLISH_INTERVAL`), a decision
-that repeats a repeat (the same target, no job completed since) is not sent again until the
-interval has passed since the last patch: see `Scaler.handle_desired_runner_count`.
+A decision that repeats a repeat (the same target, no job completed since) is held back
+until `DEFAULT_REPUBLISH_INTERVAL` has passed since the last patch, then sent by the scaler's
+own timer even while the loop waits in the long poll: see `Scaler.handle_desired_runner_count`.
 
 Ports: cmd/ghalistener/scaler/scaler.go at actions-runner-controller@0ba3cc92
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -68,14 +69,18 @@ MAX_PATCH_SEQ = 2**31 - 1
 DEFAULT_CONFLICT_BACKOFF = Backoff(duration=0.01, factor=1.0, jitter=0.1, steps=5)
 """client-go's retry.DefaultRetry: 5 attempts, 10 ms apart plus up to 10 % jitter."""
 
-DEFAULT_REPUBLISH_INTERVAL = 0.0
-"""Seconds between patches that repeat an unchanged decision; 0 (the default) patches every time, as Go does.
+DEFAULT_REPUBLISH_INTERVAL = 3.0
+"""Seconds (3) a repeated, unchanged decision is held back at most after the last patch.
 
-Opt-in (``LISTENER_REPUBLISH_INTERVAL``, e.g. 50 for one long poll of the Actions service):
-skipping repeats saves about one request per runner, but a scale-up the set deferred under
-the finished-runner marker then waits for the next sent patch; with 50 s a queued job waited
-55 s in a clean-clone integration run (the smoke scenario), where Go's next empty poll would
-have brought a new patch ID within the poll hold. The seed's promptness wins.
+Repeats that come sooner (bursts of JobStarted-only messages, empty polls) collapse into one
+patch that the scaler's timer sends at last patch + 3 s. So a scale-up the EphemeralRunnerSet
+deferred under the finished-runner marker waits at most 3 s longer than Go (whose next message
+or empty poll carries the next patch ID); against GitHub's 50 s polls the timer comes sooner
+than Go's next poll. Measured in a 50-job burst of 20 s jobs: 2.70 and 3.00 listener requests
+per runner against Go's behaviour's 3.9 (docs/performance-issue-20.md); a longer interval
+saves only the fake service's 3 s empty polls (about 0.06 per runner at 5 s), which GitHub
+does not make, so the tighter bound is kept. 0 patches on every message and empty poll, as
+Go does (``LISTENER_REPUBLISH_INTERVAL=0``).
 """
 
 _TERMINAL_PHASES = frozenset(
@@ -323,8 +328,9 @@ def _dumps(body: Mapping[str, Any]) -> str:
 class Scaler:
     """Writes the listener's decisions to Kubernetes.
 
-    Not safe for concurrent calls: the loop calls one handler at a time, as the
-    Go listener does.
+    The loop calls one handler at a time, as the Go listener does; the republish timer's
+    patch is serialized with the loop's (one set patch at a time, patch IDs increasing in
+    sending order). Call `aclose` when the loop ends.
 
     Ports: scaler.Scaler
     """
@@ -340,6 +346,7 @@ class Scaler:
         conflict_backoff: Backoff = DEFAULT_CONFLICT_BACKOFF,
         republish_interval: float = DEFAULT_REPUBLISH_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         """Args:
         client: Kubernetes access (see `ScalerClient` for the RBAC).
@@ -348,9 +355,11 @@ class Scaler:
         min_runners, max_runners: Bounds of the desired count.
         conflict_backoff: Attempts of the job-started GET and PATCH, and the
             sleeps between them, before a conflict is given up on.
-        republish_interval: Seconds, at least, between two patches of the same unchanged
-            decision (see `handle_desired_runner_count`); 0 patches every time, as Go does.
+        republish_interval: Seconds after the last patch within which a repeated, unchanged
+            decision is held back, and at which the held-back one is sent (see
+            `handle_desired_runner_count`); 0 patches every time, as Go does.
         clock: Monotonic seconds (tests move it).
+        sleep: Waits the given seconds of ``clock``'s time (the republish timer's wait).
 
         Raises:
             ValueError: ``republish_interval`` is negative or not finite.
@@ -365,31 +374,46 @@ class Scaler:
         self._conflict_backoff = conflict_backoff
         self._republish_interval = republish_interval
         self._clock = clock
+        self._sleep = sleep
         self._published_at: float | None = None
         self._last_sent: Decision | None = None
+        self._asked: int | None = None
+        """The assigned-jobs count of the latest `handle_desired_runner_count` call."""
+        self._started_since_asked = False
+        self._completed_since_asked = False
+        """A job started (completed) since the latest call: a message is being handled, and its
+        own decision follows with these marks (`_republish_when_due` keeps them for it)."""
+        self._patching = asyncio.Lock()
+        """Held while a decision is made and sent: one patch at a time, IDs in sending order."""
+        self._republish: asyncio.Task[None] | None = None
+        """The timer that sends a held-back decision (`_republish_when_due`); owned, see `aclose`."""
         self.state = DesiredState(min_runners=min_runners, max_runners=max_runners)
         self.skipped = 0
-        """Patches not sent because they would have repeated a repeat (see `handle_desired_runner_count`)."""
+        """Decisions held back because they repeated a repeat (see `handle_desired_runner_count`)."""
+        self.republished = 0
+        """Held-back decisions the timer sent (see `handle_desired_runner_count`)."""
 
     async def handle_desired_runner_count(self, count: int) -> int:
         """Decide for ``count`` assigned jobs and patch the EphemeralRunnerSet, unless that repeats itself.
 
-        Sent: every decision with a new target or after a job completed (a new patch ID,
-        the seed's), and the first repeat after it (the next message or empty poll), with
-        a new patch ID as Go sends it: the set may have deferred a scale-up under the
-        previous ID (the finished-runner cleanup marker lifts only at a new ID). Not sent,
-        until ``republish_interval`` has passed since the last patch: a repeat of a repeat
-        (job starts alone included: they change nothing the set acts on), and a patch
-        identical to the last one (ID 0 again: a no-op write). Nothing skipped advances the
-        sequence or clears the dirty flag. After the interval the decision is sent again,
-        which re-converges a set someone edited.
+        Sent at once: every decision with a new target or after a job completed (a new patch
+        ID, the seed's), and the first repeat after it (the next message or empty poll), with
+        a new patch ID as Go sends it: the set may have deferred a scale-up under the previous
+        ID (the finished-runner cleanup marker lifts only at a new ID). Held back: a repeat of
+        a repeat (job starts alone included: they change nothing the set acts on) and a patch
+        identical to the last one (ID 0 again), while less than ``republish_interval`` has
+        passed since the last patch. A held-back decision is never held longer: the scaler's
+        timer sends the latest one (a new patch ID, as Go's next message or poll would carry)
+        at the last patch + ``republish_interval``, even while the loop waits in the long
+        poll; any patch sent before then supersedes it. Nothing held back advances the
+        sequence or clears the dirty flag, so the next decision after a job start is never
+        ID 0 (no forced scale-down right after a start).
 
-        Beyond: issue 20: Go patches on every message and empty poll, each a write that wakes
-        the set (an uncached GET of it, often a status patch): 1.9 of the listener's 3.9
-        requests per runner in a 50-job burst, most of them for job starts. What it costs:
-        a hand-edited set, or a scale-up the set deferred under the first repeat too, is
-        re-converged up to ``republish_interval`` later than Go's next message or empty
-        poll (against GitHub, whose empty polls take about that long, about as late).
+        Beyond: no ARC issue; issue 20: Go patches on every message and empty poll, each a write
+        that wakes the set; collapsing repeats within ``republish_interval`` saves about one of
+        the listener's 3.5-3.9 requests per runner in a 50-job burst, while the timer keeps a
+        scale-up the set deferred under the marker (the seed mechanism, unchanged) waiting at
+        most ``republish_interval`` for its next patch ID.
 
         Returns:
             The replica count decided (recorded as ``gha_desired_runners``), sent or not.
@@ -399,15 +423,38 @@ class Scaler:
 
         Ports: Scaler.HandleDesiredRunnerCount
         """
-        now = self._clock()
-        if self._repeats_itself(count, now):
-            self.skipped += 1
-            log.debug(
-                "desired runner count unchanged and already republished; not patching",
-                replicas=self.state.target_runners,
-            )
-            return self.state.target_runners
+        self._asked = count
+        self._started_since_asked = self._completed_since_asked = False
+        async with self._patching:
+            now = self._clock()
+            if self._repeats_itself(count, now):
+                self.skipped += 1
+                self._arm_republish()
+                log.debug(
+                    "desired runner count unchanged and already republished; holding the patch back",
+                    replicas=self.state.target_runners,
+                )
+                return self.state.target_runners
+            await self._cancel_republish()
+            return (await self._send(count, now)).replicas
+
+    async def aclose(self) -> None:
+        """Stop the republish timer (a held-back decision is then not sent); idempotent.
+
+        Python only: the owner of the timer task.
+        """
+        await self._cancel_republish()
+
+    async def _send(self, count: int, now: float, *, keep_later_marks: bool = False) -> Decision:
+        """Decide for ``count`` and patch the set; the caller holds ``_patching``.
+
+        With ``keep_later_marks``, the job starts and completions seen since ``count`` was asked
+        for stay marked after the decision (they belong to the message being handled, whose own
+        decision follows). Python only.
+        """
         decision = self.state.decide(count)
+        if keep_later_marks and (self._started_since_asked or self._completed_since_asked):
+            self.state.mark_dirty(completed=self._completed_since_asked)
         body = desired_count_patch(decision)
         base = {**self._runner_set_object(), "spec": {"patchID": -1, "replicas": -1}}
         target = {**self._runner_set_object(), "spec": {k: v for k, v in body["spec"].items() if v is not None}}
@@ -426,7 +473,7 @@ class Scaler:
             replicas=decision.replicas,
             patch_id=decision.patch_id,
         )
-        return decision.replicas
+        return decision
 
     def _repeats_itself(self, count: int, now: float) -> bool:
         """Whether the decision for ``count`` need not be sent now (see `handle_desired_runner_count`).
@@ -439,8 +486,46 @@ class Scaler:
             return True
         return self.state.repeated and self.state.is_repeat(count)
 
+    def _arm_republish(self) -> None:
+        """Start the timer for a held-back decision unless it runs already. Python only."""
+        if self._republish is None or self._republish.done():
+            assert self._published_at is not None
+            due = self._published_at + self._republish_interval
+            self._republish = asyncio.create_task(self._republish_when_due(due), name="listener-republish")
+
+    async def _cancel_republish(self) -> None:
+        """Cancel the timer and wait for it to end. Python only."""
+        task, self._republish = self._republish, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+
+    async def _republish_when_due(self, due: float) -> None:
+        """At ``due`` (clock seconds), send the latest decision that was held back.
+
+        Also while a message is being handled: the decision is the one last asked for (the
+        previous message's or poll's, as Go sent it then), and the job events the message
+        brought so far stay marked for the message's own decision (a JobStarted keeps it off
+        ID 0, a JobCompleted gives it a new ID). A refused patch is logged; the next message
+        or empty poll then patches (the interval has passed) and ends the listener if it is
+        refused too, as Go's would.
+
+        Python only.
+        """
+        await self._sleep(max(0.0, due - self._clock()))
+        async with self._patching:
+            if self._asked is None:
+                return
+            try:
+                await self._send(self._asked, self._clock(), keep_later_marks=True)
+            except ScalerError as err:
+                log.error("could not republish the desired runner count", error=str(err))
+                return
+            self.republished += 1
+
     async def handle_job_completed(self, job: object) -> None:
         """Mark the state dirty; no API call, never fails. Ports: Scaler.HandleJobCompleted"""
+        self._completed_since_asked = True
         self.state.mark_dirty(completed=True)
 
     async def handle_job_started(self, job: JobStartedInfo) -> None:
@@ -470,6 +555,7 @@ class Scaler:
             job_display_name=job.job_display_name,
             request_id=job.runner_request_id,
         )
+        self._started_since_asked = True
         self.state.mark_dirty()
         await retry_on_conflict(self._conflict_backoff, lambda: self._patch_job_started(job))
 

@@ -74,6 +74,49 @@ async def test_session_is_deleted_on_cancellation() -> None:
     assert [p["spec"] for p in kube.patches()] == [{"patchID": 0, "replicas": 1}, {"patchID": 1, "replicas": 3}]
 
 
+async def test_a_held_back_repeat_goes_out_during_the_long_poll_and_its_timer_stops_with_the_app() -> None:
+    """The scaler's republish timer sends a held-back repeat while the loop waits in the long poll;
+    a timer still armed when the app stops is cancelled with it (no task outlives the run)."""
+    script = [Message(message_id=1, statistics=Stats(total_assigned_jobs=2)), None, None]
+    opener = Opener(FakeSession(script))
+    kube = FakeKube()
+    kube.add(runner_set())
+    fourth_patch = asyncio.Event()
+    kube.on_patch.extend([lambda: None, lambda: None, lambda: None, fourth_patch.set])
+    app = ListenerApp(config(), open_session=opener, kube=kube, hostname="pod-1", republish_interval=0.2)
+    task = asyncio.create_task(app.run(), name="listener-app")
+    await asyncio.wait_for(opener.session.polling.wait(), 5)
+    sent = [{"patchID": 0, "replicas": 1}, {"patchID": 1, "replicas": 3}, {"patchID": 2, "replicas": 3}]
+    assert [p["spec"] for p in kube.patches()] == sent  # the second empty poll was held back
+    await asyncio.wait_for(fourth_patch.wait(), 5)  # no message comes: the timer sends it
+    assert kube.patches()[3]["spec"] == {"patchID": 3, "replicas": 3}
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert opener.session.closed
+
+
+async def test_the_republish_timer_is_cancelled_when_the_app_stops() -> None:
+    script = [Message(message_id=1, statistics=Stats(total_assigned_jobs=2)), None, None]
+    opener = Opener(FakeSession(script))
+    app = ListenerApp(config(), open_session=opener, kube=_kube(), hostname="pod-1", republish_interval=60.0)
+    task = asyncio.create_task(app.run(), name="listener-app")
+    await asyncio.wait_for(opener.session.polling.wait(), 5)
+    timers = [t for t in asyncio.all_tasks() if t.get_name() == "listener-republish"]
+    assert len(timers) == 1
+    assert not timers[0].done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert timers[0].cancelled()
+
+
+def _kube() -> FakeKube:
+    kube = FakeKube()
+    kube.add(runner_set())
+    return kube
+
+
 async def test_session_create_failure_has_nothing_to_delete() -> None:
     """A refused session (e.g. 409: another live session) is an AppError; no delete is attempted."""
     opener = Opener(error=RuntimeError("409 conflict"))

@@ -140,8 +140,9 @@ def test_a_bad_conflict_interval_exits_1_with_one_line(
 
 
 def test_the_republish_interval_can_be_set_in_the_environment() -> None:
-    """LISTENER_REPUBLISH_INTERVAL turns repeat skipping on; unset it is 0, Go's patch on every poll."""
-    assert republish_interval({}) == DEFAULT_REPUBLISH_INTERVAL == 0.0
+    """LISTENER_REPUBLISH_INTERVAL replaces the scaler's default; 0 is Go's patch on every poll."""
+    assert republish_interval({}) == DEFAULT_REPUBLISH_INTERVAL > 0.0
+    assert republish_interval({REPUBLISH_INTERVAL_ENV: "0"}) == 0.0
     assert republish_interval({REPUBLISH_INTERVAL_ENV: "50"}) == 50.0
     assert republish_interval({REPUBLISH_INTERVAL_ENV: "7.5"}) == 7.5
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -18,7 +20,9 @@ from arc_controllers.listener.scaler import (
     desired_count_patch,
     job_started_status,
 )
+from reconcilekit.client.interfaces import ObjectKey
 from reconcilekit.errors import ConflictError, NotFoundError
+from reconcilekit.workqueue import FakeClock
 
 from .listener_fakes import FakeKube, JobCompleted, JobStarted, runner, runner_set
 
@@ -360,109 +364,284 @@ async def test_a_refused_status_patch_is_a_scaler_error() -> None:
     assert isinstance(info.value.__cause__, PermissionError)
 
 
-class _Clock:
-    """Monotonic seconds the test moves."""
+def new_timed_scaler(kube: FakeKube, clock: FakeClock, *, min_runners: int = 0, max_runners: int = UNBOUNDED) -> Scaler:
+    """A scaler with a 50 s republish interval on ``clock``'s time (its timer sleeps on it too)."""
+    return Scaler(
+        kube,
+        namespace="default",
+        runner_set_name="set-abcde",
+        min_runners=min_runners,
+        max_runners=max_runners,
+        republish_interval=50.0,
+        clock=clock.monotonic,
+        sleep=clock.sleep,
+    )
 
-    def __init__(self) -> None:
-        self.now = 1000.0
 
-    def __call__(self) -> float:
-        return self.now
+async def _advance(clock: FakeClock, seconds: float) -> None:
+    """Move the clock and let the tasks it woke (the republish timer) run to their next wait."""
+    clock.advance(seconds)
+    for _ in range(10):
+        await asyncio.sleep(0)
 
 
 def _sent(kube: FakeKube) -> list[tuple[int | None, int]]:
     return [(p["spec"]["replicas"], p["spec"]["patchID"]) for p in kube.patches() if "spec" in p]
 
 
-async def test_a_repeat_of_a_repeat_waits_for_the_republish_interval() -> None:
-    """An unchanged decision is sent once more (a new ID, as Go's next empty poll), then not again
-    until the republish interval has passed; the sequence does not advance while nothing is sent."""
+async def test_a_repeat_of_a_repeat_is_held_back_then_sent_by_the_timer_at_the_interval() -> None:
+    """An unchanged decision is sent once more (a new ID, as Go's next empty poll); later repeats are
+    held back, and the latest goes out by the timer at the last patch + the interval, with no message
+    or poll to carry it (the loop waits in the long poll); the sequence does not advance meanwhile."""
     kube = FakeKube()
     kube.add(runner_set())
-    clock = _Clock()
-    scaler = new_scaler(kube, republish_interval=50.0, clock=clock)
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
     assert await scaler.handle_desired_runner_count(2) == 2  # initial statistics
     assert await scaler.handle_desired_runner_count(2) == 2  # empty poll: the first repeat is sent
     for _ in range(5):  # empty polls 3 s apart: repeats of a repeat
-        clock.now += 3.0
+        await _advance(clock, 3.0)
         assert await scaler.handle_desired_runner_count(2) == 2
     assert _sent(kube) == [(2, 0), (2, 1)]
     assert scaler.skipped == 5
-    clock.now += 50.0 - 15.0  # 50 s after the last patch
-    await scaler.handle_desired_runner_count(2)
-    assert _sent(kube) == [(2, 0), (2, 1), (2, 2)]  # the periodic republish re-converges the set
+    await _advance(clock, 50.0 - 15.0 - 0.5)
+    assert _sent(kube) == [(2, 0), (2, 1)]
+    await _advance(clock, 0.5)  # 50 s after the last patch, no message: the timer sends
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2)]
+    assert scaler.republished == 1
+    assert not clock.has_waiters()  # nothing held back now: no timer armed
     assert [r.verb for r in kube.requests] == ["PATCH"] * 3
+    await scaler.aclose()
+
+
+async def test_the_timer_sends_the_latest_held_back_decision_with_the_next_id() -> None:
+    """Held-back decisions collapse: the timer sends the newest count asked for, decided then, so its
+    patch ID is the next one (as Go's patch for that poll would carry)."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock, max_runners=4)
+    await scaler.handle_desired_runner_count(9)  # 4 (max)
+    await scaler.handle_desired_runner_count(8)  # still 4: the first repeat
+    await scaler.handle_desired_runner_count(7)  # still 4: held back
+    await scaler.handle_desired_runner_count(5)  # still 4: held back (the timer already runs)
+    await _advance(clock, 50.0)
+    assert _sent(kube) == [(4, 0), (4, 1), (4, 2)]
+    await scaler.aclose()
+
+
+async def test_a_patch_sent_meanwhile_supersedes_the_timer() -> None:
+    """A decision sent before the timer is due (a new target, a completion) supersedes it: the timer
+    does not send again, and the next held-back repeat arms a new one from the new patch."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)  # held back: the timer is armed for t = 50
+    await _advance(clock, 20.0)
+    await scaler.handle_desired_runner_count(3)  # a new target, sent at t = 20
+    await _advance(clock, 40.0)  # t = 60: past the first timer's due time
+    assert _sent(kube) == [(2, 0), (2, 1), (3, 2)]
+    await scaler.handle_desired_runner_count(3)  # the first repeat after it: sent at t = 60
+    await scaler.handle_desired_runner_count(3)  # held back: due at t = 110
+    await _advance(clock, 49.0)
+    assert _sent(kube) == [(2, 0), (2, 1), (3, 2), (3, 3)]
+    await _advance(clock, 1.0)
+    assert _sent(kube) == [(2, 0), (2, 1), (3, 2), (3, 3), (3, 4)]
+    assert scaler.republished == 1
+    await scaler.aclose()
+
+
+async def test_aclose_cancels_the_timer() -> None:
+    kube = FakeKube()
+    kube.add(runner_set())
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
+    for _ in range(3):
+        await scaler.handle_desired_runner_count(2)
+    await _advance(clock, 1.0)
+    assert clock.has_waiters()
+    await scaler.aclose()
+    assert not clock.has_waiters()
+    await _advance(clock, 100.0)
+    assert _sent(kube) == [(2, 0), (2, 1)]
+    await scaler.aclose()  # idempotent
+
+
+async def test_one_set_patch_at_a_time_ids_reach_the_set_in_increasing_order() -> None:
+    """A decision the loop makes while the timer's patch is in flight waits for it, then goes out
+    with a higher ID: the set sees patch IDs strictly increasing, the last decision last."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)  # held back, due at t = 50
+    release = asyncio.Event()
+    fast = FakeKube.patch
+    calls = []
+
+    async def first_one_slow(obj: Any, patch: Any, /) -> Any:
+        calls.append(obj)
+        if len(calls) == 1:
+            await release.wait()
+        return await fast(kube, obj, patch)
+
+    kube.patch = first_one_slow  # type: ignore[method-assign]
+    await _advance(clock, 50.0)  # the timer's patch (ID 2) is in flight
+    loop_patch = asyncio.create_task(scaler.handle_desired_runner_count(3))  # a new target meanwhile
+    await _advance(clock, 0.0)
+    release.set()
+    assert await loop_patch == 3
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2), (3, 3)]
+    assert kube.objects[("EphemeralRunnerSet", ObjectKey("default", "set-abcde"))]["spec"]["patchID"] == 3
+    await scaler.aclose()
+
+
+async def test_due_while_a_message_is_handled_the_timer_sends_and_keeps_the_message_marks() -> None:
+    """Due while a message is being handled (its JobStarted seen, its decision not yet asked for),
+    the timer still sends the held-back decision on time, and the job start stays marked for the
+    message's own decision: that one is never ID 0 (no forced scale-down right after a start)."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    kube.add(runner("runner-1"))
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock, min_runners=1, max_runners=4)
+    await scaler.handle_desired_runner_count(0)  # (1, 0)
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
+    await scaler.handle_desired_runner_count(0)  # the first repeat: (1, 1)
+    await scaler.handle_desired_runner_count(0)  # held back, due at t = 50
+    await scaler.handle_job_started(JobStarted(runner_name="runner-1"))  # a message being handled
+    await _advance(clock, 50.0)
+    assert _sent(kube) == [(1, 0), (1, 1), (1, 2)]  # on time, mid-message
+    await scaler.handle_desired_runner_count(0)  # the message's decision: a repeat, held back
+    await _advance(clock, 50.0)
+    assert _sent(kube) == [(1, 0), (1, 1), (1, 2), (1, 3)]  # still dirty from its start: not ID 0
+    await scaler.aclose()
+
+
+async def test_due_while_a_message_is_handled_its_completion_still_gets_a_new_id() -> None:
+    kube = FakeKube()
+    kube.add(runner_set())
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)  # held back, due at t = 50
+    await scaler.handle_job_completed(JobCompleted())  # a message being handled
+    await _advance(clock, 50.0)
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2)]
+    await _advance(clock, 1.0)
+    await scaler.handle_desired_runner_count(2)  # the message's decision: its completion, sent at once
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2), (2, 3)]
+    await scaler.aclose()
+
+
+async def test_a_refused_republish_is_logged_and_the_next_poll_patches() -> None:
+    """The timer has no caller to raise to: a refused patch is logged, and the next message or poll
+    is sent (the interval has passed), ending the listener if it is refused too, as Go's would."""
+    kube = FakeKube()
+    kube.add(runner_set())
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)
+    await scaler.handle_desired_runner_count(2)  # held back
+    refusals = [PermissionError("forbidden")]
+
+    def refuse_once() -> None:
+        if refusals:
+            raise refusals.pop()
+
+    kube.on_patch.extend([lambda: None, lambda: None, refuse_once])
+    await _advance(clock, 50.0)  # the timer's patch (ID 2) is refused
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2)]
+    assert scaler.republished == 0
+    assert not clock.has_waiters()
+    await scaler.handle_desired_runner_count(2)  # the next poll: past the interval, sent
+    assert _sent(kube) == [(2, 0), (2, 1), (2, 2), (2, 3)]
+    await scaler.aclose()
 
 
 async def test_a_new_target_or_a_job_completed_is_always_sent_a_job_start_alone_is_not() -> None:
-    """After skipped repeats, a JobCompleted (the seed's new patch ID after a completion) or a new
+    """After held-back repeats, a JobCompleted (the seed's new patch ID after a completion) or a new
     target is patched at once, and so is the first repeat after it; job starts alone are repeats."""
     kube = FakeKube()
     kube.add(runner_set())
     for name in ("runner-1", "runner-2"):
         kube.add(runner(name))
-    clock = _Clock()
-    scaler = new_scaler(kube, republish_interval=50.0, clock=clock)
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
     await scaler.handle_desired_runner_count(2)
     await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)  # skipped
+    await scaler.handle_desired_runner_count(2)  # held back
     await scaler.handle_job_completed(JobCompleted())
     await scaler.handle_desired_runner_count(2)  # same target, but a job completed
     await scaler.handle_desired_runner_count(2)  # the first repeat after it: sent
-    await scaler.handle_desired_runner_count(2)  # skipped
+    await scaler.handle_desired_runner_count(2)  # held back
     await scaler.handle_desired_runner_count(3)  # a new target
     await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
     await scaler.handle_desired_runner_count(3)  # a job start: the first repeat, sent
     await scaler.handle_job_started(JobStarted(runner_name="runner-2"))
-    await scaler.handle_desired_runner_count(3)  # another job start alone: skipped
+    await scaler.handle_desired_runner_count(3)  # another job start alone: held back
     await scaler.handle_job_completed(JobCompleted())
     await scaler.handle_desired_runner_count(3)  # a completion: sent
     assert _sent(kube) == [(2, 0), (2, 1), (2, 2), (2, 3), (3, 4), (3, 5), (3, 6)]
     assert scaler.skipped == 3
     assert [p["status"]["phase"] for p in kube.patches() if "status" in p] == ["Running", "Running"]
+    await scaler.aclose()
 
 
-async def test_a_skipped_job_start_keeps_the_next_patch_off_id_zero() -> None:
-    """The dirty flag of a job start whose decision was not sent holds until a decision is: the
-    republish at minRunners then carries a sequence ID, never 0 (no forced scale-down after a start)."""
+async def test_a_held_back_job_start_keeps_the_next_patch_off_id_zero() -> None:
+    """The dirty flag of a job start whose decision was held back holds until a decision is sent:
+    the timer's republish at minRunners then carries a sequence ID, never 0 (no forced scale-down
+    right after a start); the one after it is 0 (idle, as Go's next poll)."""
     kube = FakeKube()
     kube.add(runner_set())
     kube.add(runner("runner-1"))
-    clock = _Clock()
-    scaler = new_scaler(kube, min_runners=1, max_runners=4, republish_interval=50.0, clock=clock)
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock, min_runners=1, max_runners=4)
     await scaler.handle_desired_runner_count(0)
     await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
     await scaler.handle_desired_runner_count(0)  # first repeat: sent, ID 1
     await scaler.handle_job_started(JobStarted(runner_name="runner-1"))
-    await scaler.handle_desired_runner_count(0)  # skipped, still dirty
-    clock.now += 50.0
-    await scaler.handle_desired_runner_count(0)
-    clock.now += 50.0
-    await scaler.handle_desired_runner_count(0)
+    await scaler.handle_desired_runner_count(0)  # held back, still dirty
+    await _advance(clock, 50.0)  # the timer: ID 2
+    await _advance(clock, 10.0)
+    await scaler.handle_desired_runner_count(0)  # held back (identical to nothing sent: ID 0 next)
+    await _advance(clock, 40.0)
     assert _sent(kube) == [(1, 0), (1, 1), (1, 2), (1, 0)]
+    await scaler.aclose()
 
 
 async def test_idle_at_min_patch_id_zero_is_sent_once_per_interval() -> None:
     """Idle at minRunners the decision is patch ID 0 (converge now); sending it again is a no-op write,
-    so it is sent only when the republish interval has passed."""
+    so polls within the interval are held back and the timer sends it once per interval."""
     kube = FakeKube()
     kube.add(runner_set())
-    clock = _Clock()
-    scaler = new_scaler(kube, republish_interval=50.0, clock=clock)
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
     for _ in range(10):
         await scaler.handle_desired_runner_count(0)
-        clock.now += 10.0
-    assert _sent(kube) == [(None, 0), (None, 0)]  # at 0 s and 50 s
+        await _advance(clock, 10.0)
+    assert _sent(kube) == [(None, 0), (None, 0), (None, 0)]  # at 0 s, 50 s (the timer) and 100 s
+    await scaler.aclose()
 
 
 async def test_republish_interval_zero_patches_every_poll_as_go() -> None:
     kube = FakeKube()
     kube.add(runner_set())
-    scaler = new_scaler(kube, republish_interval=0.0, clock=_Clock())
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
+    scaler = new_scaler(kube, republish_interval=0.0, clock=clock.monotonic)
     for _ in range(4):
         await scaler.handle_desired_runner_count(1)
     assert _sent(kube) == [(1, 0), (1, 1), (1, 2), (1, 3)]
     assert scaler.skipped == 0
+    assert not clock.has_waiters()
 
 
 @pytest.mark.parametrize("interval", [-1.0, float("inf"), float("nan")])
