@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from reconcilekit.credentials import CredentialError, ExecPlugin, TokenFile
 
 __all__ = ["ConfigError", "RestConfig", "load_rest_config"]
@@ -197,6 +195,8 @@ def _read_merged(paths: list[Path]) -> tuple[dict[str, Any], dict[str, Path]]:
         except OSError as err:
             raise ConfigError(f"cannot read the kubeconfig {path}: {err.strerror}") from err
         found = True
+        import yaml  # only when a kubeconfig is read: an in-cluster process never loads it (issue 20)
+
         try:
             doc = yaml.safe_load(text) or {}
         except yaml.YAMLError as err:
