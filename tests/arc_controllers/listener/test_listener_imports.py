@@ -97,4 +97,3 @@ def test_a_listener_with_a_pat_and_no_metrics_loads_none_of_the_heavy_packages(t
     fallback only), no pydantic (the wire types are dataclasses, the CRD models and TypedClient load
     on first use), no yaml (kubeconfig files only) or jsonpatch (JSON patches only)."""
     assert _loaded(tmp_path, PAT) == []
-
