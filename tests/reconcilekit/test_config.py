@@ -166,3 +166,40 @@ async def test_in_cluster_config_rereads_the_token(tmp_path: Path, monkeypatch: 
 def test_bad_server_url_is_refused() -> None:
     with pytest.raises(ConfigError, match="https://"):
         RestConfig(host="127.0.0.1:6443")
+
+
+def test_a_json_kubeconfig_is_read_without_yaml(tmp_path: Path) -> None:
+    """JSON is YAML: read by ``json`` it leaves PyYAML unimported (issue 20, a listener's RSS); a YAML
+    flow mapping that starts with ``{`` and a broken file still go to PyYAML."""
+    import asyncio
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    doc = {
+        "clusters": [{"name": "c", "cluster": {"server": "https://10.0.0.9:6443", "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "u", "user": {"token": "tok"}}],
+        "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "ctx",
+    }
+    path = tmp_path / "config"
+    path.write_text(json.dumps(doc, indent=2))
+    script = textwrap.dedent(
+        """
+        import asyncio, sys
+        from reconcilekit.config import load_rest_config
+        config = asyncio.run(load_rest_config(sys.argv[1]))
+        print(config.host, "yaml" in sys.modules)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["https://10.0.0.9:6443", "False"]
+
+    yaml_flow = tmp_path / "yaml-flow"
+    yaml_flow.write_text(
+        '{clusters: [{name: c, cluster: {server: "https://10.0.0.7:6443"}}], users: [{name: u, user: {token: t}}],'
+        " contexts: [{name: x, context: {cluster: c, user: u}}], current-context: x}"
+    )
+    assert asyncio.run(load_rest_config(yaml_flow)).host == "https://10.0.0.7:6443"

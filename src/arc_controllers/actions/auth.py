@@ -156,7 +156,6 @@ def admin_token_expires_at(token: str) -> float:
     return float(exp)
 
 
-
 def _unverified_claims(token: str) -> dict[str, object]:
     """The claims of a compact JWT (``header.payload.signature``), signature unchecked.
 

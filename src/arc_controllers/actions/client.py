@@ -13,13 +13,14 @@ Ports: github.com/actions/scaleset client.go
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import structlog
-from pydantic import BaseModel, ValidationError
 
 from arc_controllers.actions._aiohttp import AiohttpTransport
 from arc_controllers.actions._retry import RetryPolicy, send_with_retries
@@ -39,6 +40,7 @@ from arc_controllers.actions.types import (
     RunnerScaleSet,
     RunnerScaleSetJitRunnerConfig,
     RunnerScaleSetJitRunnerSetting,
+    decode_wire,
 )
 
 __all__ = ["RUNNER_ENDPOINT", "SCALE_SET_ENDPOINT", "ActionsClient", "new_client"]
@@ -51,7 +53,7 @@ RUNNER_ENDPOINT = "_apis/distributedtask/pools/0/agents"
 SCALE_SET_ENDPOINT = "_apis/runtime/runnerscalesets"
 """Path of the scale set collection."""
 
-_M = TypeVar("_M", bound=BaseModel)
+_M = TypeVar("_M")
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -210,12 +212,12 @@ class ActionsClient:
         Python only: the json.Decode branches of every Go call.
         """
         try:
-            return model.model_validate_json(response.body)
-        except ValidationError as err:
+            return decode_wire(model, response.body)
+        except ValueError as err:
             raise ActionsError(
                 self.secrets.redact(
                     f'request {request.method} {request.url} failed(status="{response.status_line}"): '
-                    f"failed to decode {what}: {err.error_count()} validation error(s)"
+                    f"failed to decode {what}: {err}"
                 ),
                 status=response.status,
             ) from None
@@ -245,9 +247,7 @@ class ActionsClient:
         if found.count == 0:
             return None
         if found.count > 1:
-            raise ActionsError(
-                f"request GET {request.url} failed: multiple runner scale sets found with name {name!r}"
-            )
+            raise ActionsError(f"request GET {request.url} failed: multiple runner scale sets found with name {name!r}")
         return found.value[0]
 
     async def get_runner_scale_set_by_id(self, runner_scale_set_id: int) -> RunnerScaleSet:
@@ -276,8 +276,7 @@ class ActionsClient:
             return found.value[0]
         problem = "no runner group found" if found.count == 0 else "multiple runner group found"
         raise ActionsError(
-            f'request GET {request.url} failed(status="{response.status_line}"): '
-            f"{problem} with name {runner_group!r}",
+            f'request GET {request.url} failed(status="{response.status_line}"): {problem} with name {runner_group!r}',
             status=response.status,
         )
 
@@ -294,7 +293,7 @@ class ActionsClient:
         Ports: Client.CreateRunnerScaleSet
         Differs: Go fills the labels into the caller's struct; this works on a copy.
         """
-        wanted = scale_set.model_copy(deep=True)
+        wanted = copy.deepcopy(scale_set)
         if not wanted.labels:
             if not wanted.name:
                 raise ValueError("validating runner scale set: runner scale set must have a name or at least one label")
@@ -308,7 +307,7 @@ class ActionsClient:
 
         Ports: Client.UpdateRunnerScaleSet
         """
-        wanted = scale_set.model_copy(deep=True)
+        wanted = copy.deepcopy(scale_set)
         _default_label_types(wanted)
         path = f"{SCALE_SET_ENDPOINT}/{runner_scale_set_id}"
         request, response = await self._call("PATCH", path, 200, wanted.to_wire())
@@ -427,25 +426,28 @@ class ActionsClient:
         return f"ActionsClient(config_url={self.config.config_url!r})"
 
 
-class _ScaleSetList(BaseModel):
+@dataclass(kw_only=True)
+class _ScaleSetList:
     """Ports: scaleset runnerScaleSetsResponse"""
 
     count: int = 0
-    value: list[RunnerScaleSet] = []
+    value: list[RunnerScaleSet] = field(default_factory=list)
 
 
-class _RunnerGroupList(BaseModel):
+@dataclass(kw_only=True)
+class _RunnerGroupList:
     """Ports: scaleset RunnerGroupList"""
 
     count: int = 0
-    value: list[RunnerGroup] = []
+    value: list[RunnerGroup] = field(default_factory=list)
 
 
-class _RunnerList(BaseModel):
+@dataclass(kw_only=True)
+class _RunnerList:
     """Ports: scaleset RunnerReferenceList"""
 
     count: int = 0
-    value: list[RunnerReference] = []
+    value: list[RunnerReference] = field(default_factory=list)
 
 
 def _default_label_types(scale_set: RunnerScaleSet) -> None:

@@ -21,11 +21,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 import structlog
-from pydantic import BaseModel
 
 from arc_controllers.actions._retry import RetryPolicy
 from arc_controllers.actions._urls import with_path_suffix, with_query_value
@@ -53,7 +52,7 @@ HEADER_SCALE_SET_MAX_CAPACITY = "X-ScaleSetMaxCapacity"
 """Header carrying the listener's max runners on every long poll."""
 
 _T = TypeVar("_T")
-_M = TypeVar("_M", bound=BaseModel)
+_M = TypeVar("_M")
 
 
 class SessionTransport(Protocol):
@@ -449,8 +448,9 @@ class MessageSessionClient:
         return f"MessageSessionClient(scale_set_id={self._scale_set_id}, session_id={session_id})"
 
 
-class _AcquiredJobs(BaseModel):
+@dataclass(kw_only=True)
+class _AcquiredJobs:
     """Ports: scaleset acquireJobsResponse"""
 
     count: int = 0
-    value: list[int] = []
+    value: list[int] = field(default_factory=list)

@@ -1,29 +1,36 @@
-"""The JSON shapes of the Actions service, as pydantic models.
+"""The JSON shapes of the Actions service, as dataclasses with a small JSON decoder.
 
-Field names are the wire names in Python spelling; each model reads and
-writes the wire (camelCase) names, ``RunnerSetting`` with its capital R and
+Field names are the wire names in Python spelling; each type reads (`from_wire`) and
+writes (`to_wire`) the wire (camelCase) names, ``RunnerSetting`` with its capital R and
 ``encodedJITConfig`` as the service spells them. Timestamps are aware
 datetimes; Go's zero time ``0001-01-01T00:00:00Z`` stands for "unset".
+
+Decoding checks each value's JSON type as Go's decoder does (an integral float passes as an
+int, as pydantic let it); ``null`` or a missing key leaves the default; unknown keys are
+ignored; a value of the wrong type is a `WireError` naming the field, never the value.
+Python only: plain dataclasses rather than pydantic keep pydantic (≈ 9 MiB) out of the
+listener process, which decodes only these shapes (issue 20).
 
 Ports: github.com/actions/scaleset types.go
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
+import types
+import typing
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Any
-
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
-from pydantic.alias_generators import to_camel
+from typing import Any, Self, TypeVar
 
 __all__ = [
     "DEFAULT_RUNNER_GROUP",
     "NIL_SESSION_ID",
     "ZERO_TIME",
-    "GoTime",
     "JobAssigned",
     "JobAvailable",
     "JobCompleted",
@@ -40,6 +47,8 @@ __all__ = [
     "RunnerScaleSetSession",
     "RunnerScaleSetStatistic",
     "RunnerSetting",
+    "WireError",
+    "decode_wire",
     "format_go_time",
     "parse_runner_scale_set_message",
 ]
@@ -60,7 +69,7 @@ RUNNER_SCALE_SET_JOB_MESSAGES = "RunnerScaleSetJobMessages"
 def format_go_time(value: datetime) -> str:
     """Format ``value`` as Go's JSON encoder does: RFC 3339 in UTC with a ``Z``.
 
-    Python only: pydantic's own format writes ``+00:00``.
+    Python only: ``datetime.isoformat`` writes ``+00:00``.
     """
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
@@ -69,26 +78,178 @@ def format_go_time(value: datetime) -> str:
     return value.replace(tzinfo=None).isoformat() + "Z"
 
 
-GoTime = Annotated[datetime, PlainSerializer(format_go_time, return_type=str)]
-"""A timestamp written the way Go writes ``time.Time``."""
+class WireError(ValueError):
+    """A JSON value that does not fit its type: the message names the field path and the JSON type, not the value.
+
+    Python only: Go's ``json.Unmarshal`` errors.
+    """
 
 
-class _Wire(BaseModel):
-    """Python only: the shared configuration of every wire model."""
+_Decoder = Callable[[object, str], Any]
+_T = TypeVar("_T")
 
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        use_attribute_docstrings=True,
-        extra="ignore",
-    )
+
+def _decode_int(value: object, path: str) -> int:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise WireError(f"{path}: expected an integer, got {_json_type(value)}")
+    return value
+
+
+def _decode_str(value: object, path: str) -> str:
+    if not isinstance(value, str):
+        raise WireError(f"{path}: expected a string, got {_json_type(value)}")
+    return value
+
+
+def _decode_bool(value: object, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise WireError(f"{path}: expected a boolean, got {_json_type(value)}")
+    return value
+
+
+def _decode_time(value: object, path: str) -> datetime:
+    """An RFC 3339 timestamp; one without an offset is taken as UTC (Go requires the offset)."""
+    text = _decode_str(value, path)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise WireError(f"{path}: expected an RFC 3339 timestamp") from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _decode_uuid(value: object, path: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(_decode_str(value, path))
+    except ValueError:
+        raise WireError(f"{path}: expected a UUID") from None
+
+
+def _json_type(value: object) -> str:
+    """The JSON name of ``value``'s type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+_SCALARS: dict[object, _Decoder] = {
+    int: _decode_int,
+    str: _decode_str,
+    bool: _decode_bool,
+    datetime: _decode_time,
+    uuid.UUID: _decode_uuid,
+}
+
+
+def _decoder(annotation: object) -> _Decoder:
+    """The decoder of one resolved field annotation (scalars, ``X | None``, ``list[X]``, wire types)."""
+    if annotation in _SCALARS:
+        return _SCALARS[annotation]
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (types.UnionType, typing.Union) and len(args) == 2 and type(None) in args:
+        inner = _decoder(next(arg for arg in args if arg is not type(None)))
+        return lambda value, path: None if value is None else inner(value, path)
+    if origin is list and len(args) == 1:
+        item = _decoder(args[0])
+
+        def decode_list(value: object, path: str) -> list[Any]:
+            if not isinstance(value, list):
+                raise WireError(f"{path}: expected an array, got {_json_type(value)}")
+            return [item(entry, f"{path}[{index}]") for index, entry in enumerate(value)]
+
+        return decode_list
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        wire_type = annotation
+        return lambda value, path: _decode_object(wire_type, value, path)
+    raise TypeError(f"no wire decoder for {annotation!r}")  # a programming error in this module
+
+
+_PLANS: dict[type[Any], tuple[tuple[str, str, _Decoder], ...]] = {}
+"""Python only: per wire type, its (field name, wire name, decoder) triples, built on first decode."""
+
+
+def _wire_name(f: dataclasses.Field[Any]) -> str:
+    """The field's wire name: its ``wire`` metadata, else the camelCase of its name."""
+    explicit: str | None = f.metadata.get("wire")
+    if explicit is not None:
+        return explicit
+    head, *rest = f.name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _plan(cls: type[Any]) -> tuple[tuple[str, str, _Decoder], ...]:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = typing.get_type_hints(cls)
+        plan = tuple((f.name, _wire_name(f), _decoder(hints[f.name])) for f in dataclasses.fields(cls))
+        _PLANS[cls] = plan
+    return plan
+
+
+def _decode_object(cls: type[_T], value: object, path: str) -> _T:
+    if not isinstance(value, dict):
+        raise WireError(f"{path}: expected an object, got {_json_type(value)}")
+    values: dict[str, Any] = {}
+    for name, wire, decode in _plan(cls):
+        raw = value.get(wire)
+        if raw is not None:
+            values[name] = decode(raw, f"{path}.{wire}")
+    try:
+        return cls(**values)
+    except TypeError:  # a required field is missing (its key absent or null)
+        missing = [wire for name, wire, _ in _plan(cls) if name not in values]
+        raise WireError(f"{path}: missing {', '.join(missing)}") from None
+
+
+def decode_wire(cls: type[_T], body: bytes | str) -> _T:
+    """Decode the JSON document ``body`` as the wire type ``cls``.
+
+    Raises:
+        ValueError: ``body`` is not JSON (`json.JSONDecodeError`) or does not fit ``cls`` (`WireError`).
+
+    Python only: pydantic's ``model_validate_json``.
+    """
+    return _decode_object(cls, json.loads(body), cls.__name__)
+
+
+def _encode(value: object) -> Any:
+    """Python only: one field value as JSON (pydantic's ``mode="json"`` dump)."""
+    if isinstance(value, _Wire):
+        return value.to_wire()
+    if isinstance(value, datetime):
+        return format_go_time(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, list):
+        return [_encode(item) for item in value]
+    return value
+
+
+@dataclass(kw_only=True)
+class _Wire:
+    """Python only: the shared behaviour of every wire type."""
+
+    @classmethod
+    def from_wire(cls, value: object) -> Self:
+        """Decode a JSON object (already parsed) as this type.
+
+        Raises:
+            WireError: a value of the wrong JSON type, or a required key missing.
+        """
+        return _decode_object(cls, value, cls.__name__)
 
     def to_wire(self) -> dict[str, Any]:
-        """Return the JSON object the Go side sends for this value.
-
-        Python only: a thin wrapper over ``model_dump(by_alias=True, mode="json")``.
-        """
-        return self.model_dump(by_alias=True, mode="json")
+        """Return the JSON object the Go side sends for this value (every field, by wire name)."""
+        return {_wire_name(f): _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
 class MessageType(enum.StrEnum):
@@ -103,6 +264,7 @@ class MessageType(enum.StrEnum):
     JOB_COMPLETED = "JobCompleted"
 
 
+@dataclass(kw_only=True)
 class Label(_Wire):
     """Ports: scaleset.Label"""
 
@@ -113,6 +275,7 @@ class Label(_Wire):
     """Label text that workflows put in ``runs-on``."""
 
 
+@dataclass(kw_only=True)
 class RunnerGroup(_Wire):
     """Ports: scaleset.RunnerGroup"""
 
@@ -122,6 +285,7 @@ class RunnerGroup(_Wire):
     is_default_group: bool = False
 
 
+@dataclass(kw_only=True)
 class RunnerSetting(_Wire):
     """Ports: scaleset.RunnerSetting"""
 
@@ -133,6 +297,7 @@ class RunnerSetting(_Wire):
         return {"disableUpdate": True} if self.disable_update else {}
 
 
+@dataclass(kw_only=True)
 class RunnerScaleSetStatistic(_Wire):
     """Job and runner counts of one scale set, as the service sees them.
 
@@ -149,6 +314,7 @@ class RunnerScaleSetStatistic(_Wire):
     total_idle_runners: int = 0
 
 
+@dataclass(kw_only=True)
 class RunnerScaleSet(_Wire):
     """Ports: scaleset.RunnerScaleSet"""
 
@@ -156,9 +322,9 @@ class RunnerScaleSet(_Wire):
     name: str = ""
     runner_group_id: int = 0
     runner_group_name: str = ""
-    labels: list[Label] = Field(default_factory=list)
-    runner_setting: RunnerSetting = Field(default_factory=RunnerSetting, alias="RunnerSetting")
-    created_on: GoTime = ZERO_TIME
+    labels: list[Label] = field(default_factory=list)
+    runner_setting: RunnerSetting = field(default_factory=RunnerSetting, metadata={"wire": "RunnerSetting"})
+    created_on: datetime = ZERO_TIME
     runner_jit_config_url: str = ""
     statistics: RunnerScaleSetStatistic | None = None
 
@@ -187,6 +353,7 @@ class RunnerScaleSet(_Wire):
         return out
 
 
+@dataclass(kw_only=True)
 class RunnerReference(_Wire):
     """A registered runner.
 
@@ -198,6 +365,7 @@ class RunnerReference(_Wire):
     runner_scale_set_id: int = 0
 
 
+@dataclass(kw_only=True)
 class RunnerScaleSetJitRunnerSetting(_Wire):
     """The body of a generate-JIT-config call.
 
@@ -211,6 +379,7 @@ class RunnerScaleSetJitRunnerSetting(_Wire):
     """Work directory inside the runner; ``""`` for the default."""
 
 
+@dataclass(kw_only=True)
 class RunnerScaleSetJitRunnerConfig(_Wire):
     """A minted JIT config. ``encoded_jit_config`` is a secret: never log it.
 
@@ -218,9 +387,10 @@ class RunnerScaleSetJitRunnerConfig(_Wire):
     """
 
     runner: RunnerReference | None = None
-    encoded_jit_config: str = Field(default="", alias="encodedJITConfig", repr=False)
+    encoded_jit_config: str = field(default="", repr=False, metadata={"wire": "encodedJITConfig"})
 
 
+@dataclass(kw_only=True)
 class RunnerScaleSetSession(_Wire):
     """A message session. ``message_queue_access_token`` is a secret.
 
@@ -231,7 +401,7 @@ class RunnerScaleSetSession(_Wire):
     owner_name: str = ""
     runner_scale_set: RunnerScaleSet | None = None
     message_queue_url: str = ""
-    message_queue_access_token: str = Field(default="", repr=False)
+    message_queue_access_token: str = field(default="", repr=False)
     statistics: RunnerScaleSetStatistic | None = None
 
     def to_wire(self) -> dict[str, Any]:
@@ -250,6 +420,7 @@ class RunnerScaleSetSession(_Wire):
         return out
 
 
+@dataclass(kw_only=True)
 class JobMessageBase(_Wire):
     """Fields every job message carries.
 
@@ -266,12 +437,13 @@ class JobMessageBase(_Wire):
     workflow_run_id: int = 0
     event_name: str = ""
     request_labels: list[str] | None = None
-    queue_time: GoTime = ZERO_TIME
-    scale_set_assign_time: GoTime = ZERO_TIME
-    runner_assign_time: GoTime = ZERO_TIME
-    finish_time: GoTime = ZERO_TIME
+    queue_time: datetime = ZERO_TIME
+    scale_set_assign_time: datetime = ZERO_TIME
+    runner_assign_time: datetime = ZERO_TIME
+    finish_time: datetime = ZERO_TIME
 
 
+@dataclass(kw_only=True)
 class JobAvailable(JobMessageBase):
     """Ports: scaleset.JobAvailable"""
 
@@ -279,12 +451,14 @@ class JobAvailable(JobMessageBase):
     acquire_job_url: str = ""
 
 
+@dataclass(kw_only=True)
 class JobAssigned(JobMessageBase):
     """Ports: scaleset.JobAssigned"""
 
     message_type: str = MessageType.JOB_ASSIGNED.value
 
 
+@dataclass(kw_only=True)
 class JobStarted(JobMessageBase):
     """Ports: scaleset.JobStarted"""
 
@@ -293,6 +467,7 @@ class JobStarted(JobMessageBase):
     runner_name: str = ""
 
 
+@dataclass(kw_only=True)
 class JobCompleted(JobMessageBase):
     """Ports: scaleset.JobCompleted"""
 
@@ -303,21 +478,20 @@ class JobCompleted(JobMessageBase):
     runner_name: str = ""
 
 
-class RunnerScaleSetMessage(BaseModel):
+@dataclass(kw_only=True)
+class RunnerScaleSetMessage:
     """One batched message, decoded.
 
     Ports: scaleset.RunnerScaleSetMessage
     """
 
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
     message_id: int
     statistics: RunnerScaleSetStatistic | None = None
     """Counts at the time the message was built; ``None`` when the service sent none."""
-    job_available_messages: list[JobAvailable] = Field(default_factory=list)
-    job_assigned_messages: list[JobAssigned] = Field(default_factory=list)
-    job_started_messages: list[JobStarted] = Field(default_factory=list)
-    job_completed_messages: list[JobCompleted] = Field(default_factory=list)
+    job_available_messages: list[JobAvailable] = field(default_factory=list)
+    job_assigned_messages: list[JobAssigned] = field(default_factory=list)
+    job_started_messages: list[JobStarted] = field(default_factory=list)
+    job_completed_messages: list[JobCompleted] = field(default_factory=list)
 
 
 _BY_TYPE: dict[str, tuple[type[JobMessageBase], str]] = {
@@ -347,7 +521,7 @@ def parse_runner_scale_set_message(body: bytes) -> RunnerScaleSetMessage:
     stats = wire.get("statistics")
     message = RunnerScaleSetMessage(
         message_id=int(wire.get("messageId") or 0),
-        statistics=RunnerScaleSetStatistic.model_validate(stats) if stats is not None else None,
+        statistics=RunnerScaleSetStatistic.from_wire(stats) if stats is not None else None,
     )
     raw = wire.get("body") or ""
     batch = json.loads(raw) if raw else []
@@ -360,5 +534,5 @@ def parse_runner_scale_set_message(body: bytes) -> RunnerScaleSetMessage:
         if known is None:
             continue
         model, attr = known
-        getattr(message, attr).append(model.model_validate(item))
+        getattr(message, attr).append(model.from_wire(item))
     return message

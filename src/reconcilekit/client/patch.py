@@ -30,8 +30,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import jsonpatch
-
 from reconcilekit._internal import json as _json
 
 __all__ = [
@@ -287,6 +285,8 @@ class _JSONPatchFrom:
         self._base = _snapshot(base)
 
     def data(self, obj: Any, /) -> bytes:
+        import jsonpatch  # only for this patch type: it brings difflib (issue 20, the listener's RSS)
+
         ops = jsonpatch.make_patch(self._base, to_json_tree(obj)).patch
         return _json.dumps_go(ops)
 

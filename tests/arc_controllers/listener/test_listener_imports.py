@@ -2,7 +2,8 @@
 
 Each case runs a fresh interpreter, which starts the way ``arc-listener`` starts
 (`arc_controllers.listener.entry`), reads a configuration and builds the Actions
-client, the Kubernetes client and the app, and then prints the heavy packages it loaded.
+client, the Kubernetes client and the app, decodes a session and a job message (the wire
+types), and then prints the heavy packages it loaded.
 """
 
 from __future__ import annotations
@@ -14,7 +15,21 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-HEAVY = ("cryptography", "jwt", "rich", "pygments", "prometheus_client", "aiohttp.web", "kubernetes_asyncio")
+HEAVY = (
+    "cryptography",
+    "jwt",
+    "rich",
+    "pygments",
+    "prometheus_client",
+    "aiohttp.web",
+    "kubernetes_asyncio",
+    "pydantic",
+    "pydantic_core",
+    "arc_controllers.api.v1alpha1._base",
+    "reconcilekit.client.typed",
+    "yaml",
+    "jsonpatch",
+)
 
 _START = textwrap.dedent(
     """
@@ -25,7 +40,8 @@ _START = textwrap.dedent(
     from arc_controllers.listener._logging import configure_logging
     from arc_controllers.listener.app import ListenerApp
     from arc_controllers.listener.config import read_config
-    from arc_controllers.actions import SystemInfo, new_client
+    from arc_controllers.actions import RunnerScaleSetSession, SystemInfo, new_client
+    from arc_controllers.actions.types import decode_wire, parse_runner_scale_set_message
     from reconcilekit.client import new_client as new_kube_client
     from reconcilekit.config import RestConfig
 
@@ -39,6 +55,11 @@ _START = textwrap.dedent(
         kube = new_kube_client(RestConfig(host="https://127.0.0.1:1"), register_prometheus=False)
         ListenerApp(config, open_session=listener_main.session_opener(actions), kube=kube)
         await kube.close()
+        decode_wire(RunnerScaleSetSession, b'{"sessionId": "6f1c2d4e-0000-4000-8000-000000000001"}')
+        body = json.dumps([{"messageType": "JobStarted", "runnerRequestId": 1, "queueTime": "2026-01-02T03:04:05Z"}])
+        parse_runner_scale_set_message(
+            json.dumps({"messageId": 1, "messageType": "RunnerScaleSetJobMessages", "body": body}).encode()
+        )
 
     asyncio.run(build())
     print(json.dumps(sorted(name for name in HEAVY if sys.modules.get(name) is not None)))
@@ -73,6 +94,6 @@ def _loaded(tmp_path: Path, config: dict[str, Any]) -> list[str]:
 def test_a_listener_with_a_pat_and_no_metrics_loads_none_of_the_heavy_packages(tmp_path: Path) -> None:
     """No cryptography or PyJWT (App keys only), no prometheus_client or aiohttp's server (metrics
     only), no rich or pygments (structlog's console extras), no kubernetes_asyncio (kubeconfig
-    fallback only)."""
+    fallback only), no pydantic (the wire types are dataclasses, the CRD models and TypedClient load
+    on first use), no yaml (kubeconfig files only) or jsonpatch (JSON patches only)."""
     assert _loaded(tmp_path, PAT) == []
-

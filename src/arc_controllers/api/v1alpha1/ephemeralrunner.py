@@ -5,7 +5,6 @@ Ports: apis/actions.github.com/v1alpha1/ephemeralrunner_types.go
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
@@ -15,6 +14,7 @@ from arc_controllers.api.v1alpha1._markers import REQUIRED, Embedded, Format
 from arc_controllers.api.v1alpha1.common import ObjectMeta, ProxyConfig, ResourceMeta, TLSConfig, VaultConfig
 from arc_controllers.api.v1alpha1.groupversion import PrinterColumn
 from arc_controllers.api.v1alpha1.kinds import EPHEMERAL_RUNNER
+from arc_controllers.api.v1alpha1.phases import EphemeralRunnerPhase
 from reconcilekit.client import GroupVersionKind
 
 __all__ = [
@@ -23,24 +23,6 @@ __all__ = [
     "EphemeralRunnerSpec",
     "EphemeralRunnerStatus",
 ]
-
-
-class EphemeralRunnerPhase(StrEnum):
-    """Values of ``status.phase``: a superset of the pod phases with a narrower meaning.
-
-    Ports: EphemeralRunnerPhase
-    """
-
-    PENDING = "Pending"
-    """No job assigned yet: still starting, or registered and idle."""
-    RUNNING = "Running"
-    """A job is assigned and executing; written by the listener (#4646)."""
-    SUCCEEDED = "Succeeded"
-    """The job ran and the runner is gone from the service."""
-    FAILED = "Failed"
-    """The runner could not start after repeated attempts; needs a human."""
-    OUTDATED = "Outdated"
-    """The runner rejected its version (exit code 7); the runner spec must change."""
 
 
 class EphemeralRunnerSpec(ArcModel):

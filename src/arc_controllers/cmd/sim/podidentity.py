@@ -13,6 +13,7 @@ Python only: stands in for the kubelet's projected service-account token volume.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -127,4 +128,5 @@ def _write_token_kubeconfig(base: Path, dest: Path, user: str, token: str) -> No
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(yaml.safe_dump(out, sort_keys=False))
+        # JSON is YAML; a listener reads it without importing yaml, as in a cluster (issue 20)
+        f.write(json.dumps(out, indent=2))
