@@ -35,6 +35,7 @@ from arc_controllers.controllers.deletions import DeletionsRequested
 from arc_controllers.controllers.ephemeralrunner.registration import FatalError, JitRegistration, RetryableError
 from arc_controllers.controllers.ephemeralrunner.resources import RunnerResources, RunnerWrites
 from arc_controllers.controllers.metrics import RUNNER_PHASE_METRICS, RunnerPhaseMetrics
+from arc_controllers.controllers.newrunners import NewRunners
 from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.controllers.predicates import ephemeral_runner_pod_predicate
 from arc_controllers.controllers.runnerstates import (
@@ -148,6 +149,11 @@ class EphemeralRunnerReconciler:
     """Python only: runners whose DELETE this process sent; shared with the EphemeralRunnerSet reconciler."""
     completions: JobCompletions = field(default_factory=JobCompletions)
     """Python only: runners that completed a job, by set; shared with the EphemeralRunnerSet reconciler."""
+    new_runners: NewRunners = field(default_factory=NewRunners)
+    """Python only: runners the EphemeralRunnerSet reconciler created in this process and nobody provisioned yet.
+
+    Shared with that reconciler; `_ensure_jit_secret` skips the JIT-secret read once for each.
+    """
     max_concurrent_registrations: int = DEFAULT_MAX_CONCURRENT_REGISTRATIONS
     """Python only: how many new runners may be provisioned (registered, given a secret and a pod) without a worker.
 
@@ -391,13 +397,19 @@ class EphemeralRunnerReconciler:
         them at once. The runner's request stays in flight, so no second reconcile of it can
         register it again. A runner deleted meanwhile gets no pod (see `_cached_copy`).
 
+        A runner the set created in this process is not read the first time (`NewRunners`:
+        its secret cannot exist yet); should a secret answer the create with 409 after all,
+        the registration just made is queued for removal and the next attempt reads it.
+
         Ports: EphemeralRunnerReconciler.Reconcile, the JIT secret block
         Beyond: no ARC issue; issue 20: a worker sat idle through every registration (2 at a time in the chart).
+        Beyond: no ARC issue; issue 20: reading a secret that cannot exist yet held bursts on the secrets bucket.
         """
-        try:
-            return await self.client.get(SECRET, _key(runner))
-        except NotFoundError:
-            pass
+        if not self.new_runners.take(objects.uid(runner)):
+            try:
+                return await self.client.get(SECRET, _key(runner))
+            except NotFoundError:
+                pass
         try:
             jit = await self.registration.create_runner_jit_config(runner)
         except RetryableError:
@@ -413,7 +425,12 @@ class EphemeralRunnerReconciler:
             self._push(runner, jit.runner_id)
             return Result()
         secret = new_ephemeral_runner_jit_secret(runner, jit, options=self.build_options)
-        await self.client.create(secret)
+        try:
+            await self.client.create(secret)
+        except AlreadyExistsError:
+            log.info("runner's JIT secret already exists, removing the new registration", runner=objects.name(runner))
+            self._push(runner, jit.runner_id)
+            return Result(requeue_after=constants.EPHEMERAL_RUNNER_RETRYABLE_JIT_ERROR_REQUEUE)
         log.info("created JIT secret", runner=objects.name(runner), runner_id=jit.runner_id)
         if objects.is_deleting(current):
             log.info("runner is being deleted, not creating its pod", runner=objects.name(runner))
