@@ -60,6 +60,7 @@ async def _lifecycle() -> tuple[dict[str, int], dict[str, int]]:
     from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
     from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
     from arc_controllers.controllers.indexers import setup_runner_indexers
+    from arc_controllers.controllers.newrunners import NewRunners
     from reconcilekit.client import new_client
     from reconcilekit.client.interfaces import GroupVersionKind, ObjectKey
     from reconcilekit.client.patch import raw_patch
@@ -111,14 +112,15 @@ async def _lifecycle() -> tuple[dict[str, int], dict[str, int]]:
             )
             actions = SecretActionsClientFactory(mgr.get_api_reader())
             await setup_runner_indexers(mgr)
-            # As setup_controllers wires them: one record of DELETEs sent and of jobs completed.
-            deletions, completions = DeletionsRequested(), JobCompletions()
+            # As setup_controllers wires them: one record of DELETEs sent, of jobs completed, of runners created.
+            deletions, completions, new_runners = DeletionsRequested(), JobCompletions(), NewRunners()
             EphemeralRunnerSetReconciler(
                 client=mgr.get_client(),
                 api_reader=mgr.get_api_reader(),
                 actions=actions,
                 deletions=deletions,
                 completions=completions,
+                new_runners=new_runners,
             ).setup_with_manager(mgr)
             EphemeralRunnerReconciler(
                 client=mgr.get_client(),
@@ -126,6 +128,7 @@ async def _lifecycle() -> tuple[dict[str, int], dict[str, int]]:
                 unregistration_queue=None,
                 deletions=deletions,
                 completions=completions,
+                new_runners=new_runners,
             ).setup_with_manager(mgr)
             manager = asyncio.create_task(mgr.start(), name="bench-manager")
             try:

@@ -32,6 +32,7 @@ from arc_controllers.controllers.deletions import DeletionsRequested
 from arc_controllers.controllers.ephemeralrunner import EphemeralRunnerReconciler
 from arc_controllers.controllers.ephemeralrunnerset import EphemeralRunnerSetReconciler
 from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY, controller_owner_index, setup_runner_indexers
+from arc_controllers.controllers.newrunners import NewRunners
 from arc_controllers.resourcebuilder.listener import ListenerBuildOptions
 from arc_controllers.resourcebuilder.runner import RunnerBuildOptions
 from reconcilekit.controller.options import Options as ControllerOptions
@@ -140,11 +141,12 @@ def _setup_runner_reconcilers(
 ) -> tuple[EphemeralRunnerSetReconciler | None, EphemeralRunnerReconciler | None]:
     """Python only: construct the enabled runner reconcilers and call their ``setup_with_manager``.
 
-    Both share one record of the runner DELETEs this process sent and one of the jobs
-    its runners completed (`DeletionsRequested`, `JobCompletions`).
+    Both share one record of the runner DELETEs this process sent, one of the jobs its
+    runners completed and one of the runners it created (`DeletionsRequested`,
+    `JobCompletions`, `NewRunners`).
     """
     runner_set = runner = None
-    deletions, completions = DeletionsRequested(), JobCompletions()
+    deletions, completions, new_runners = DeletionsRequested(), JobCompletions(), NewRunners()
     if "ephemeralrunnerset" in options.enabled:
         runner_set = EphemeralRunnerSetReconciler(
             client=mgr.get_client(),
@@ -153,6 +155,7 @@ def _setup_runner_reconcilers(
             build_options=build_options,
             deletions=deletions,
             completions=completions,
+            new_runners=new_runners,
         )
         runner_set.setup_with_manager(
             mgr, options=_controller_options(options.ephemeral_runner_set_concurrency, options)
@@ -167,6 +170,7 @@ def _setup_runner_reconcilers(
             failed_recycle_age=options.failed_runner_recycle_age,
             deletions=deletions,
             completions=completions,
+            new_runners=new_runners,
         )
         runner.setup_with_manager(mgr, options=_controller_options(options.ephemeral_runner_concurrency, options))
     return runner_set, runner

@@ -33,6 +33,7 @@ from arc_controllers.controllers.ephemeralrunnerset.runners import (
 from arc_controllers.controllers.ephemeralrunnerset.status import RunnerSetStatus
 from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY
 from arc_controllers.controllers.legacy import drop_legacy_hash, is_legacy_runner_set, pending_legacy_cleanup
+from arc_controllers.controllers.newrunners import NewRunners
 from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.controllers.predicates import ephemeral_runner_set_runner_predicate
 from arc_controllers.controllers.runnerstates import EphemeralRunnersByState, new_ephemeral_runners_by_states
@@ -93,6 +94,8 @@ class EphemeralRunnerSetReconciler:
 
     completions: JobCompletions = field(default_factory=JobCompletions)
     """Python only: runners that completed a job, by set; shared with the EphemeralRunner reconciler."""
+    new_runners: NewRunners = field(default_factory=NewRunners)
+    """Python only: runners this process created, not provisioned yet; shared with the EphemeralRunner reconciler."""
 
     proxy: ProxySecrets = field(init=False, repr=False)
     runners: RunnerSetRunners = field(init=False, repr=False)
@@ -110,6 +113,7 @@ class EphemeralRunnerSetReconciler:
             batch_concurrency=self.batch_concurrency,
             creation_expectation_ttl=self.creation_expectation_ttl,
             deletions=self.deletions,
+            new_runners=self.new_runners,
         )
         self.status = RunnerSetStatus(client=self.client, api_reader=self.api_reader)
 

@@ -27,6 +27,7 @@ from arc_controllers.controllers.actions_seam import (
 from arc_controllers.controllers.deletions import DeletionsRequested
 from arc_controllers.controllers.ephemeralrunnerset.proxysecret import ProxySecrets, runner_proxy
 from arc_controllers.controllers.indexers import RESOURCE_OWNER_KEY
+from arc_controllers.controllers.newrunners import NewRunners
 from arc_controllers.controllers.patching import LazyCopy
 from arc_controllers.controllers.runnerstates import has_job, is_done, new_ephemeral_runners_by_states, runner_id
 from arc_controllers.resourcebuilder.runner import (
@@ -106,6 +107,8 @@ class RunnerSetRunners:
     """Seconds a created runner the cache has not shown yet still counts as pending."""
     deletions: DeletionsRequested = field(default_factory=DeletionsRequested)
     """Runners whose DELETE this process sent (shared with the EphemeralRunner reconciler)."""
+    new_runners: NewRunners = field(default_factory=NewRunners)
+    """Runners this process created, not provisioned yet (shared with the EphemeralRunner reconciler)."""
     created: dict[ObjectKey, dict[str, float]] = field(default_factory=dict, init=False, repr=False)
     """Per set: names of runners this process created, with the monotonic time of the create."""
 
@@ -360,6 +363,7 @@ class RunnerSetRunners:
             if proxy is not None:
                 runner["spec"]["proxySecretRef"] = proxy_ephemeral_runner_set_secret_name(runner_set)
             await self.client.create(runner)
+            self.new_runners.created(objects.uid(runner))
             self.created.setdefault(object_key_from_object(runner_set), {})[objects.name(runner)] = time.monotonic()
             log.info("created ephemeral runner", runner=objects.name(runner))
 
