@@ -17,17 +17,23 @@ finds no record and reads as before. A secret that exists after all (a name reus
 while an old runner's secret lingers) answers the create with 409; the reconciler then
 gives back the registration it just made and reads the secret on its next attempt.
 
-A runner the informer shows before its create call has returned misses the record and
-is read as before: the record saves requests, it never decides anything.
+The informer can show a new runner, and its reconcile start, before the set's create call
+has returned. So while creates are in flight, `take` waits (at most `WAIT_FOR_CREATES`
+seconds) for them to return before it answers; a runner still unrecorded then is read as
+before: the record saves requests, it never decides anything.
 
 Ports: none; Python only (issue 20, finding 6): upstream reads the secret for every new runner.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 
-__all__ = ["NewRunners"]
+__all__ = ["WAIT_FOR_CREATES", "NewRunners"]
+
+WAIT_FOR_CREATES = 5.0
+"""Seconds `NewRunners.take` waits at most for runner creates in flight to return."""
 
 
 class NewRunners:
@@ -36,12 +42,25 @@ class NewRunners:
     Not thread-safe; one event loop. Python only.
     """
 
-    __slots__ = ("_capacity", "_uids")
+    __slots__ = ("_capacity", "_changed", "_in_flight", "_uids")
 
     def __init__(self, *, capacity: int = 10_000) -> None:
         """Python only: ``capacity`` runners remembered at most (oldest dropped first: they are read as before)."""
         self._uids: OrderedDict[str, None] = OrderedDict()
         self._capacity = capacity
+        self._in_flight = 0
+        self._changed = asyncio.Event()
+
+    def create_started(self) -> None:
+        """A create call of a runner is about to be sent; `create_ended` must follow."""
+        self._in_flight += 1
+
+    def create_ended(self, uid: str = "") -> None:
+        """The create call started last returned: ``uid`` is the new runner's ("" when it failed)."""
+        self._in_flight -= 1
+        self.created(uid)
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     def created(self, uid: str) -> None:
         """Record that this process created runner ``uid`` (its create call returned)."""
@@ -51,8 +70,19 @@ class NewRunners:
         while len(self._uids) > self._capacity:
             self._uids.popitem(last=False)
 
-    def take(self, uid: str) -> bool:
-        """True once for a runner recorded by `created`: its JIT secret cannot exist yet."""
+    async def take(self, uid: str, *, wait: float = WAIT_FOR_CREATES) -> bool:
+        """True once for a runner recorded by `created`: its JIT secret cannot exist yet.
+
+        While creates are in flight and ``uid`` is not recorded, waits up to ``wait`` seconds
+        for them to return first.
+        """
+        if uid not in self._uids and self._in_flight > 0:
+            try:
+                async with asyncio.timeout(wait):
+                    while uid not in self._uids and self._in_flight > 0:
+                        await self._changed.wait()
+            except TimeoutError:
+                pass
         if uid not in self._uids:
             return False
         del self._uids[uid]

@@ -7,6 +7,7 @@ could only answer 404. Every other runner, and every later attempt, reads as bef
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from arc_controllers.api.v1alpha1 import objects
@@ -24,17 +25,41 @@ def secret_reads(cluster: FakeCluster) -> int:
     return sum(1 for r in cluster.requests if (r.verb, r.kind) == ("get", "Secret"))
 
 
-def test_a_record_is_taken_once() -> None:
+async def test_a_record_is_taken_once() -> None:
     new = NewRunners(capacity=2)
     new.created("a")
     new.created("")
-    assert new.take("a") is True
-    assert new.take("a") is False
-    assert new.take("never") is False
+    assert await new.take("a") is True
+    assert await new.take("a") is False
+    assert await new.take("never") is False
     for uid in ("b", "c", "d"):
         new.created(uid)
     assert len(new) == 2
-    assert new.take("b") is False  # the oldest went first: it is read as before
+    assert await new.take("b") is False  # the oldest went first: it is read as before
+
+
+async def test_take_waits_for_the_creates_in_flight() -> None:
+    """The informer may show the runner before the set's create call returned: take waits for it."""
+    new = NewRunners()
+    new.create_started()
+    new.create_started()
+    waiting = asyncio.create_task(new.take("x"))
+    other = asyncio.create_task(new.take("never-created"))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not waiting.done()
+    assert not other.done()
+    new.create_ended("x")
+    assert await waiting is True
+    assert not other.done()  # one create still in flight
+    new.create_ended()  # that one failed
+    assert await other is False
+
+
+async def test_take_waits_a_bounded_time() -> None:
+    new = NewRunners()
+    new.create_started()
+    assert await new.take("x", wait=0.01) is False
 
 
 async def test_a_runner_this_process_created_is_provisioned_without_a_secret_read(
@@ -93,7 +118,7 @@ async def test_the_set_records_each_runner_it_creates(cluster: FakeCluster, acti
     await reconciler.reconcile(ers.REQ)
     made = ers.runners(cluster)
     assert len(made) == 3
-    assert all(reconciler.new_runners.take(objects.uid(r)) for r in made)
+    assert all([await reconciler.new_runners.take(objects.uid(r)) for r in made])
 
 
 async def test_a_set_and_runner_reconciler_sharing_the_record_skip_the_read_end_to_end(

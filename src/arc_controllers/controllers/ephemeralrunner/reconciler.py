@@ -55,12 +55,13 @@ from arc_controllers.resourcebuilder.runner import (
     proxy_env,
 )
 from reconcilekit.builder import controller_managed_by
+from reconcilekit.cache import deep_copy
 from reconcilekit.client.interfaces import Client, Object
 from reconcilekit.client.interfaces import object_key_from_object as _key
 from reconcilekit.controller import yield_worker
 from reconcilekit.controller.options import Options as ControllerOptions
 from reconcilekit.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
-from reconcilekit.errors import AlreadyExistsError, ForbiddenError, InvalidError, NotFoundError
+from reconcilekit.errors import AlreadyExistsError, ConflictError, ForbiddenError, InvalidError, NotFoundError
 from reconcilekit.manager import Manager
 from reconcilekit.predicate import ResourceVersionChangedPredicate
 from reconcilekit.reconcile import Request, Result
@@ -413,7 +414,7 @@ class EphemeralRunnerReconciler:
         Beyond: no ARC issue; issue 20: a worker sat idle through every registration (2 at a time in the chart).
         Beyond: no ARC issue; issue 20: reading a secret that cannot exist yet held bursts on the secrets bucket.
         """
-        if not self.new_runners.take(objects.uid(runner)):
+        if not await self.new_runners.take(objects.uid(runner)):
             try:
                 return await self.client.get(SECRET, _key(runner))
             except NotFoundError:
@@ -530,7 +531,13 @@ class EphemeralRunnerReconciler:
             return Result(requeue_after=constants.EPHEMERAL_RUNNER_RESOURCE_QUOTA_REQUEUE)
         log.info("created runner pod", runner=name)
         if identity is not None:
-            await self._record_runner_identity(runner, identity, created_pod=pod)
+            unchanged = deep_copy(runner)  # the merged write changes ``runner`` in place
+            try:
+                await self._record_runner_identity(runner, identity, created_pod=pod)
+            except ConflictError:
+                # The listener wrote Running while the merged write waited on the client's bucket:
+                # the identity alone now, as the retry would (without its secret read and its backoff).
+                await self._record_runner_identity(unchanged, identity)
         return Result()
 
     async def _record_runner_identity(
@@ -542,8 +549,9 @@ class EphemeralRunnerReconciler:
         carries what `_update_run_status_from_pod` would write next: ``phase`` Pending
         (only when the runner has no phase yet), ``ready`` false and the pod's reason and
         message; it then carries the optimistic lock, as every controller write of the
-        phase does (#4646: never over a phase the listener wrote since our read). A 409 is
-        the reconcile error; the retry finds the pod and records the identity alone.
+        phase does (#4646: never over a phase the listener wrote since our read). On a 409
+        `_create_pod` records the identity alone at once (a plain patch of the controller's
+        own two fields), which is what the retry did after a secret read and a backoff.
 
         Ports: EphemeralRunnerReconciler.Reconcile, the runner ID status patch
         Differs: the runner ID and Pending go in one write, not two (docs/porting-notes.md).

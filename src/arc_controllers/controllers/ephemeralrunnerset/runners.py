@@ -362,8 +362,13 @@ class RunnerSetRunners:
             runner = new_ephemeral_runner(runner_set, options=self.build_options)
             if proxy is not None:
                 runner["spec"]["proxySecretRef"] = proxy_ephemeral_runner_set_secret_name(runner_set)
-            await self.client.create(runner)
-            self.new_runners.created(objects.uid(runner))
+            self.new_runners.create_started()
+            try:
+                await self.client.create(runner)
+            except BaseException:
+                self.new_runners.create_ended()
+                raise
+            self.new_runners.create_ended(objects.uid(runner))
             self.created.setdefault(object_key_from_object(runner_set), {})[objects.name(runner)] = time.monotonic()
             log.info("created ephemeral runner", runner=objects.name(runner))
 
