@@ -24,7 +24,7 @@ from reconcilekit.testing import eventually
 from tests.arc_controllers.fakeapi import FakeCluster
 
 from .conftest import FakeActions
-from .test_ephemeralrunner import ACTIONS_FINALIZER, RUNNER_FINALIZER, RecordingQueue, running_container
+from .test_ephemeralrunner import RUNNER_FINALIZER, RecordingQueue
 
 NS = "ns"
 _names = itertools.count()
@@ -259,39 +259,3 @@ async def test_two_workers_create_every_new_runners_pod_at_once() -> None:
             message="every runner ID recorded",
         )
     assert client.peak == len(names)
-
-
-async def test_pod_state_writes_waiting_on_the_api_server_hold_no_worker() -> None:
-    """Two runners' Ready patches wait (the ``ephemeralrunners`` bucket, in a burst): a new runner still gets its pod.
-
-    Before, each waiting status patch held one of the chart's 2 workers, and the runners
-    created next could not even start registering until the bucket let those patches go.
-    """
-    cluster, actions = FakeCluster(), FakeActions()
-    reconciler = build(cluster, actions)
-    for name in ("set-runner-a", "set-runner-b"):  # provisioned; their pods just became ready
-        put_runner(cluster, name, finalizers=[RUNNER_FINALIZER, ACTIONS_FINALIZER])
-        await reconciler.reconcile(Request(NS, name))
-        cluster.set_status("Pod", NS, name, running_container(ready=True))
-    put_runner(cluster, "set-runner-new", finalizers=[RUNNER_FINALIZER, ACTIONS_FINALIZER])
-    gate, waiting = asyncio.Event(), []
-    patch_status = reconciler.writes.patch_status
-
-    async def slow_patch_status(obj: Any, patch: Any) -> Any:
-        waiting.append(obj["metadata"]["name"])
-        await gate.wait()
-        return await patch_status(obj, patch)
-
-    reconciler.writes.patch_status = slow_patch_status  # type: ignore[method-assign]
-    async with running(reconciler, reconciler.controller_options(Options(max_concurrent_reconciles=2))) as queue:
-        queue.add(Request(NS, "set-runner-a"))
-        queue.add(Request(NS, "set-runner-b"))
-        await eventually(lambda: {"set-runner-a", "set-runner-b"} <= set(waiting), message="both Ready patches wait")
-        queue.add(Request(NS, "set-runner-new"))
-        await eventually(lambda: "set-runner-new" in pods(cluster), message="the new runner's pod, workers free")
-        gate.set()
-        await eventually(
-            lambda: all((r.get("status") or {}).get("ready") for r in cluster.objects("EphemeralRunner", NS)
-                        if r["metadata"]["name"] != "set-runner-new"),
-            message="the Ready patches went out",
-        )  # fmt: skip

@@ -73,18 +73,13 @@ log = structlog.get_logger("EphemeralRunner")  # Go's logr name for this reconci
 DEFAULT_CONCURRENCY = constants.DEFAULT_MAX_CONCURRENT_RECONCILES_EPHEMERAL_RUNNER
 """Workers when `EphemeralRunnerReconciler.setup_with_manager` is given no options."""
 
-DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 50
-"""Runner reconciles at once without a worker (`yield_worker`): provisioning new runners and pod-state writes.
+DEFAULT_MAX_CONCURRENT_REGISTRATIONS = 20
+"""New runners provisioned at once without holding a worker (`yield_worker`).
 
-Both are round trips only: the JIT secret read, the JIT registration (Actions), the secret
-and pod creates and the status patch; the pod-state status patches and deletes. In a burst
-they wait on the client's ``ephemeralrunners`` bucket (QPS 20, shared by every write of
-every runner), often for seconds. With 20 slots, runners waiting there for their status
-patch held every slot and both of the chart's workers, and the runners created next waited
-for them before they could even register: 50 runners took 4.3-6.0 s to get their pods at
-100 ms of Actions latency; with 50 slots and the pod-state writes off the worker too, 2.6 s
-at 0 ms and 3.3 s at 100 ms (issue 20: target 3.8 s). The bound still caps the concurrent
-requests to the Actions service (GitHub advises fewer than 100 at once).
+Provisioning is round trips only: the JIT secret read, the JIT registration (Actions), the
+secret and pod creates and the status patch. With the chart's 2 workers and 100 ms of Actions
+latency, 20 in flight outpace the client's per-resource buckets (QPS 20), which then set the
+pace, while bounding the concurrent requests to the Actions service and the API server.
 """
 
 _MAX_FAILURES = constants.EPHEMERAL_RUNNER_MAX_FAILURES
@@ -270,12 +265,9 @@ class EphemeralRunnerReconciler:
             assert secret is not None
             async with yield_worker():  # the pod's create and the runner's status patch
                 return await self._create_pod(runner, secret, identity)
-        # The pod-state writes wait on the ephemeralrunners bucket, busiest in a burst: off the worker too
-        # (see DEFAULT_MAX_CONCURRENT_REGISTRATIONS).
-        async with yield_worker():
-            if identity is not None:
-                await self._record_runner_identity(runner, identity)
-            return await self._reconcile_pod_state(runner, pod)
+        if identity is not None:
+            await self._record_runner_identity(runner, identity)
+        return await self._reconcile_pod_state(runner, pod)
 
     # ---- deletion and terminal branches -------------------------------------------------
 
