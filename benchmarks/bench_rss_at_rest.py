@@ -10,7 +10,9 @@ end of the window and its peak, its CPU seconds and its Kubernetes requests in t
 Run: ``KUBEBUILDER_ASSETS=... python -m benchmarks bench_rss_at_rest``. Knobs (environment):
 ``BENCH_RUNNERS`` (5000), ``BENCH_REST_SECONDS`` (300), ``BENCH_OUT`` (output folder),
 ``BENCH_CONTROLLER_PROFILE`` (a file: run the controller under cProfile and write its profile
-there; the CPU figure then includes the profiler's overhead and is not comparable).
+there; the CPU figure then includes the profiler's overhead and is not comparable),
+``BENCH_CONTROLLER_PROFILE_CLOCK`` (``wall``, the default, or ``cpu``: time the profile by the
+process's CPU time, `benchmarks._cpu_profile`, so that time spent preempted is not charged).
 
 Python only: a benchmark.
 """
@@ -143,6 +145,18 @@ class RestResult:
     load_after: tuple[float, float, float]
 
 
+def _profile_command(out: str, argv: list[str]) -> list[str]:
+    """The controller's command under cProfile, writing to ``out``, timed as ``BENCH_CONTROLLER_PROFILE_CLOCK`` says."""
+    clock = os.environ.get("BENCH_CONTROLLER_PROFILE_CLOCK", "wall")
+    if clock == "wall":
+        return [sys.executable, "-m", "cProfile", "-o", out, *argv]
+    if clock != "cpu":
+        raise ValueError(f"BENCH_CONTROLLER_PROFILE_CLOCK must be wall or cpu, not {clock!r}")
+    if argv[0] == sys.executable:  # no arc-controller script: profile the ``-c`` program through a file
+        raise ValueError("BENCH_CONTROLLER_PROFILE_CLOCK=cpu needs the arc-controller script next to the interpreter")
+    return [sys.executable, str(Path(__file__).with_name("_cpu_profile.py")), out, *argv]
+
+
 async def _measure(n: int, window: float, out_dir: Path) -> RestResult:
     from arc_controllers.cmd.sim.processes import ControllerProcess, ProcessSampler, controller_argv, read_process
     from arc_controllers.cmd.sim.scenario import Arrival, Scenario
@@ -163,7 +177,7 @@ async def _measure(n: int, window: float, out_dir: Path) -> RestResult:
         argv, environ = _arcrun.chart_manager_args(scenario, "info")
         log_path = out_dir / "controller.log"
         profile = os.environ.get("BENCH_CONTROLLER_PROFILE")
-        command = [sys.executable, "-m", "cProfile", "-o", profile, *controller_argv()] if profile else None
+        command = _profile_command(profile, controller_argv()) if profile else None
         controller = ControllerProcess(
             argv, environ, kubeconfig=env.kubeconfig_path, log_path=log_path, command=command
         )

@@ -91,12 +91,21 @@ def manager_runtime_options(options: ManagerOptions, *, in_cluster_namespace: st
         in_cluster_namespace: the pod's namespace for the Lease; "" falls back to the
             controller namespace (out of cluster, e.g. under ``arc-sim``).
 
+    The cache freezes what it lists (`CacheOptions.freeze_listed_objects`): the controller
+    keeps every runner and runner pod cached, and nothing in it relies on the cyclic
+    collector for data it lists.
+
     Ports: the ctrl.Options literal of main.go
+    Beyond: no ARC issue; issue 20: full garbage collections over the cache cost 0.75 s of a 2.2 s start-up.
     """
     metrics = "0" if options.metrics_addr == "0" else options.metrics_addr
     probe = options.health_probe_bind_address if options.health_probe_bind_address not in ("", "0") else ""
     return ManagerRuntimeOptions(
-        cache=CacheOptions(default_namespaces=cache_namespaces(options), sync_period=options.sync_period),
+        cache=CacheOptions(
+            default_namespaces=cache_namespaces(options),
+            sync_period=options.sync_period,
+            freeze_listed_objects=True,
+        ),
         uncached=UNCACHED_KINDS,
         metrics_bind_address=metrics,
         health_probe_bind_address=probe,

@@ -368,6 +368,7 @@ class InformerCache:
                 read_idle_timeout=opts.watch_read_idle_timeout,
                 backoff=opts.backoff,
                 allow_watch_bookmarks=resolved.enable_watch_bookmarks,
+                freeze_listed_objects=opts.freeze_listed_objects,
             )
         entry = _Entry(gvk, resolved, informers, reflectors)
         self._entries[gvk] = entry

@@ -91,6 +91,17 @@ class Options:
             Python only (issue 16): a half-open connection otherwise goes unnoticed until
             the watch's ``timeoutSeconds`` (up to 10 minutes).
         backoff: the reflectors' retry delays (Python only: tests shorten them).
+        freeze_listed_objects: after each LIST page is decoded and after the store takes a
+            complete list, move every object the garbage collector tracks into its permanent
+            generation (`gc.freeze`), so that full collections stop traversing the cache.
+            Python only: a cache of thousands of objects is hundreds of thousands of dicts
+            and lists; the initial LIST grows the heap in steps that each trigger a full
+            collection over everything decoded so far (8 full collections, 0.75 s of CPU, for
+            5,000 pods and 5,000 custom resources). Cached objects are acyclic JSON, so
+            reference counting still frees them when replaced or deleted; what the freeze
+            keeps for good is a reference cycle that is already garbage at that moment (a
+            few objects per page). Process-wide: leave it off in a process that relies on
+            the cyclic collector for other data. Off by default.
 
     Ports: cache.Options
     """
@@ -109,6 +120,7 @@ class Options:
     min_watch_timeout: float = 300.0
     watch_read_idle_timeout: float | None = DEFAULT_READ_IDLE_TIMEOUT
     backoff: BackoffSettings | None = None
+    freeze_listed_objects: bool = False
 
     def __post_init__(self) -> None:
         if self.watch_read_idle_timeout is not None and self.watch_read_idle_timeout <= 0:

@@ -133,3 +133,49 @@ async def test_a_forbidden_list_is_logged_at_error_level_on_every_retry() -> Non
     assert errors[0]["gvk"] == str(CM)
     assert 'cannot list resource "configmaps"' in errors[0]["error"]
     assert reflector.lists == 0
+
+
+async def _list_once(client: Recording, *, freeze: bool) -> tuple[SharedIndexInformer, asyncio.Task[None]]:
+    informer = SharedIndexInformer(name="cm")
+    reflector = Reflector(
+        client=client, gvk=CM, store=informer, backoff=FAST, page_size=2, freeze_listed_objects=freeze
+    )
+    task = asyncio.create_task(reflector.run())
+    await eventually(informer.has_synced)
+    return informer, task
+
+
+def _config_maps(n: int) -> list[dict[str, Any]]:
+    return [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}", "namespace": "n"}} for i in range(n)
+    ]
+
+
+async def test_freeze_listed_objects_freezes_after_every_page_and_after_the_store_takes_the_list(
+    monkeypatch: Any,
+) -> None:
+    informer = SharedIndexInformer(name="cm")
+    cached_at_freeze: list[int] = []  # how many objects the store held at each freeze
+    monkeypatch.setattr(
+        "reconcilekit.cache._internal.reflector.gc.freeze", lambda: cached_at_freeze.append(len(informer.indexer))
+    )
+    reflector = Reflector(
+        client=Recording(_config_maps(5)), gvk=CM, store=informer, backoff=FAST, page_size=2, freeze_listed_objects=True
+    )
+    task = asyncio.create_task(reflector.run())
+    try:
+        await eventually(informer.has_synced)
+        assert cached_at_freeze == [0, 0, 0, 5]  # three pages of at most 2, then once the store holds all 5
+    finally:
+        await _stop(task)
+
+
+async def test_without_freeze_listed_objects_the_reflector_never_freezes(monkeypatch: Any) -> None:
+    freezes: list[int] = []
+    monkeypatch.setattr("reconcilekit.cache._internal.reflector.gc.freeze", lambda: freezes.append(1))
+    informer, task = await _list_once(Recording(_config_maps(5)), freeze=False)
+    try:
+        assert freezes == []
+        assert len(informer.indexer) == 5
+    finally:
+        await _stop(task)

@@ -31,6 +31,7 @@ the cache stale for 584 s; a restarted API server was seen 47.8 s after it was r
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import random
 import time
@@ -168,6 +169,8 @@ class Reflector:
             and answers in one piece). Off by default: the first LIST is a paginated quorum
             read, so at most one page (500 objects) is decoded at a time, which keeps the
             start-up memory peak near the steady state.
+        freeze_listed_objects: `gc.freeze` after each decoded LIST page and once the store
+            holds the complete list (see the cache `Options` of the same name). Off by default.
 
     Ports: cache.Reflector
     """
@@ -187,6 +190,7 @@ class Reflector:
         allow_watch_bookmarks: bool = True,
         read_idle_timeout: float | None = DEFAULT_READ_IDLE_TIMEOUT,
         initial_list_from_watch_cache: bool = False,
+        freeze_listed_objects: bool = False,
     ) -> None:
         if read_idle_timeout is not None and read_idle_timeout <= 0:
             raise ValueError("read_idle_timeout must be positive seconds or None")
@@ -208,6 +212,7 @@ class Reflector:
         self._rv_unavailable = False
         self._paginated_result = False
         self._list_takes_rv = _accepts(client.list, "resource_version")
+        self._freeze = freeze_listed_objects
         self._log = log.bind(gvk=str(gvk), namespace=namespace or "")
         self.lists = 0
         """How many complete LISTs this reflector made (for tests and metrics)."""
@@ -297,6 +302,7 @@ class Reflector:
             items, list_rv = await self._paged_list(self._relist_rv())
         self._rv_unavailable = False
         self._store.replace(items, list_rv)
+        self._freeze_gc()
         self._last_sync_rv = list_rv
         self.lists += 1
 
@@ -327,9 +333,15 @@ class Reflector:
                     obj = transform(obj)
                 items.append(obj)
             page.items = []
+            self._freeze_gc()
             token = page.continue_token
             if not token:
                 return items, list_rv
+
+    def _freeze_gc(self) -> None:
+        """Python only: `gc.freeze` when ``freeze_listed_objects`` is on (cache `Options`)."""
+        if self._freeze:
+            gc.freeze()
 
     async def _list_page(self, rv: str, limit: int | None, token: str | None) -> Any:
         kwargs: dict[str, Any] = {
