@@ -91,17 +91,21 @@ class Options:
             Python only (issue 16): a half-open connection otherwise goes unnoticed until
             the watch's ``timeoutSeconds`` (up to 10 minutes).
         backoff: the reflectors' retry delays (Python only: tests shorten them).
-        freeze_listed_objects: after each LIST page is decoded and after the store takes a
-            complete list, move every object the garbage collector tracks into its permanent
-            generation (`gc.freeze`), so that full collections stop traversing the cache.
+        freeze_listed_objects: during each informer's first LIST (the initial sync), after
+            each page is decoded and once the store takes the complete list, move every
+            object the garbage collector tracks into its permanent generation (`gc.freeze`),
+            so that full collections stop traversing the cache.
             Python only: a cache of thousands of objects is hundreds of thousands of dicts
             and lists; the initial LIST grows the heap in steps that each trigger a full
             collection over everything decoded so far (8 full collections, 0.75 s of CPU, for
             5,000 pods and 5,000 custom resources). Cached objects are acyclic JSON, so
-            reference counting still frees them when replaced or deleted; what the freeze
-            keeps for good is a reference cycle that is already garbage at that moment (a
-            few objects per page). Process-wide: leave it off in a process that relies on
-            the cyclic collector for other data. Off by default.
+            reference counting still frees them when replaced or deleted. What a freeze
+            keeps for good is every object alive at that moment that is, or later becomes,
+            part of a reference cycle: a few per page at start-up, before any reconcile runs
+            (an informer started later, by a first read of a new kind, freezes during its
+            first LIST too, beside running reconciles); relists (after a 410) never freeze.
+            Process-wide: leave it off in a process that creates cyclic garbage before its
+            caches sync or relies on the cyclic collector for other data. Off by default.
 
     Ports: cache.Options
     """

@@ -170,6 +170,21 @@ async def test_freeze_listed_objects_freezes_after_every_page_and_after_the_stor
         await _stop(task)
 
 
+async def test_freeze_listed_objects_never_freezes_on_a_relist(monkeypatch: Any) -> None:
+    """A relist runs beside live reconciles: freezing then would keep their later cycles for good."""
+    freezes: list[int] = []
+    monkeypatch.setattr("reconcilekit.cache._internal.reflector.gc.freeze", lambda: freezes.append(1))
+    reflector = Reflector(
+        client=Recording(_config_maps(5)), gvk=CM, store=SharedIndexInformer(name="cm"), backoff=FAST, page_size=2,
+        freeze_listed_objects=True,
+    )  # fmt: skip
+    await reflector._list()
+    first = len(freezes)
+    await reflector._list()  # as after a 410
+    assert first == 4
+    assert len(freezes) == first
+
+
 async def test_without_freeze_listed_objects_the_reflector_never_freezes(monkeypatch: Any) -> None:
     freezes: list[int] = []
     monkeypatch.setattr("reconcilekit.cache._internal.reflector.gc.freeze", lambda: freezes.append(1))

@@ -339,8 +339,13 @@ class Reflector:
                 return items, list_rv
 
     def _freeze_gc(self) -> None:
-        """Python only: `gc.freeze` when ``freeze_listed_objects`` is on (cache `Options`)."""
-        if self._freeze:
+        """Python only: `gc.freeze` during the first LIST when ``freeze_listed_objects`` is on (cache `Options`).
+
+        Only the first: a relist (after a 410, say) happens while reconciles run, and freezing
+        then would keep for good every cycle that their live tasks, frames and exceptions
+        later become.
+        """
+        if self._freeze and self.lists == 0:
             gc.freeze()
 
     async def _list_page(self, rv: str, limit: int | None, token: str | None) -> Any:
