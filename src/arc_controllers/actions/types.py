@@ -218,7 +218,15 @@ def decode_wire(cls: type[_T], body: bytes | str) -> _T:
 
     Python only: pydantic's ``model_validate_json``.
     """
-    return _decode_object(cls, json.loads(body), cls.__name__)
+    return _decode_object(cls, _loads(body, cls.__name__), cls.__name__)
+
+
+def _loads(body: bytes | str, what: str) -> Any:
+    """Python only: `json.loads`, with a document nested past the interpreter's limit as a `WireError`."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise WireError(f"{what}: JSON nested too deeply") from None
 
 
 def _encode(value: object) -> Any:
@@ -513,18 +521,23 @@ def parse_runner_scale_set_message(body: bytes) -> RunnerScaleSetMessage:
 
     Ports: parseRunnerScaleSetMessageResponse
     """
-    wire = json.loads(body)
+    wire = _loads(body, "RunnerScaleSetMessage")
     if not isinstance(wire, dict):
         raise ValueError("failed to decode runner scale set message response: not an object")
     if wire.get("messageType") != RUNNER_SCALE_SET_JOB_MESSAGES:
-        raise ValueError(f"unsupported message type: {wire.get('messageType')}")
-    stats = wire.get("statistics")
+        kind = wire.get("messageType")
+        # Echoed only as a type name could look (letters only): a broken service could put a token there.
+        shown = kind if isinstance(kind, str) and kind.isascii() and kind.isalpha() and len(kind) <= 64 else None
+        raise ValueError(f"unsupported message type: {shown or '(' + _json_type(kind) + ')'}")
+    stats, message_id = wire.get("statistics"), wire.get("messageId")
     message = RunnerScaleSetMessage(
-        message_id=int(wire.get("messageId") or 0),
+        message_id=0 if message_id is None else _decode_int(message_id, "RunnerScaleSetMessage.messageId"),
         statistics=RunnerScaleSetStatistic.from_wire(stats) if stats is not None else None,
     )
-    raw = wire.get("body") or ""
-    batch = json.loads(raw) if raw else []
+    raw = wire.get("body")
+    if raw is not None and not isinstance(raw, str):
+        raise WireError(f"RunnerScaleSetMessage.body: expected a string, got {_json_type(raw)}")
+    batch = _loads(raw, "RunnerScaleSetMessage.body") if raw else []
     if not isinstance(batch, list):
         raise ValueError("failed to unmarshal batched messages: not an array")
     for item in batch:

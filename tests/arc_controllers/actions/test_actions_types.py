@@ -19,6 +19,7 @@ from arc_controllers.actions.types import (
     ZERO_TIME,
     JobCompleted,
     Label,
+    RunnerReference,
     RunnerScaleSet,
     RunnerScaleSetJitRunnerConfig,
     RunnerScaleSetSession,
@@ -116,3 +117,39 @@ async def test_the_client_turns_a_bad_answer_into_one_redacted_actions_error() -
     assert "failed to decode runner reference: RunnerReference.id: expected an integer, got string" in message
     assert "ghp_not_a_number" not in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        ({"messageId": [1]}, "RunnerScaleSetMessage.messageId: expected an integer, got array"),
+        ({"messageId": "ghp_SECRET"}, "RunnerScaleSetMessage.messageId: expected an integer, got string"),
+        ({"messageId": 1.7}, "RunnerScaleSetMessage.messageId: expected an integer, got number"),
+        ({"body": 5}, "RunnerScaleSetMessage.body: expected a string, got number"),
+        ({"body": {}}, "RunnerScaleSetMessage.body: expected a string, got object"),
+        ({"body": "[" * 100_000}, "RunnerScaleSetMessage.body: JSON nested too deeply"),
+    ],
+)
+def test_a_malformed_message_is_a_value_error_that_names_the_field_never_the_value(
+    doc: dict[str, object], expected: str
+) -> None:
+    """Every malformed get-message answer is a ValueError (the session's bad-message retry), never a TypeError."""
+    body = json.dumps({"messageType": "RunnerScaleSetJobMessages", **doc}).encode()
+    with pytest.raises(ValueError) as caught:
+        parse_runner_scale_set_message(body)
+    assert str(caught.value) == expected
+    assert "ghp_" not in str(caught.value)
+
+
+def test_an_unsupported_message_type_is_named_only_when_it_looks_like_one() -> None:
+    with pytest.raises(ValueError, match=r"^unsupported message type: Other$"):
+        parse_runner_scale_set_message(b'{"messageType":"Other"}')
+    with pytest.raises(ValueError, match=r"^unsupported message type: \(string\)$"):
+        parse_runner_scale_set_message(b'{"messageType":"ghp_SECRET"}')
+
+
+def test_a_document_nested_past_the_limit_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="JSON nested too deeply"):
+        parse_runner_scale_set_message(b"[" * 100_000)
+    with pytest.raises(ValueError, match="JSON nested too deeply"):
+        decode_wire(RunnerReference, b"[" * 100_000)
