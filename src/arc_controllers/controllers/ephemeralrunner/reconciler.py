@@ -55,7 +55,6 @@ from arc_controllers.resourcebuilder.runner import (
     proxy_env,
 )
 from reconcilekit.builder import controller_managed_by
-from reconcilekit.cache import deep_copy
 from reconcilekit.client.interfaces import Client, Object
 from reconcilekit.client.interfaces import object_key_from_object as _key
 from reconcilekit.controller import yield_worker
@@ -523,13 +522,13 @@ class EphemeralRunnerReconciler:
             return Result(requeue_after=constants.EPHEMERAL_RUNNER_RESOURCE_QUOTA_REQUEUE)
         log.info("created runner pod", runner=name)
         if identity is not None:
-            unchanged = deep_copy(runner)  # the merged write changes ``runner`` in place
+            status_as_read = dict(_status(runner))  # the merged write changes ``runner``'s status in place
             try:
                 await self._record_runner_identity(runner, identity, created_pod=pod)
             except ConflictError:
                 # The listener wrote Running while the merged write waited on the client's bucket:
                 # the identity alone now, as the retry would (without its secret read and its backoff).
-                await self._record_runner_identity(unchanged, identity)
+                await self._record_runner_identity({**runner, "status": status_as_read}, identity)
         return Result()
 
     async def _record_runner_identity(
