@@ -11,6 +11,8 @@ tools; the controller image has neither. The listener renders its own slog recor
 and needs neither.
 
 Python only: Go's binary has no import cost.
+
+Ports: none; Python only (the import diet of cmd/ghalistener/main.go's process, issue 20).
 """
 
 from __future__ import annotations

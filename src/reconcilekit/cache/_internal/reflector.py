@@ -169,8 +169,9 @@ class Reflector:
             and answers in one piece). Off by default: the first LIST is a paginated quorum
             read, so at most one page (500 objects) is decoded at a time, which keeps the
             start-up memory peak near the steady state.
-        freeze_listed_objects: `gc.freeze` after each decoded LIST page and once the store
-            holds the complete list (see the cache `Options` of the same name). Off by default.
+        freeze_listed_objects: during the first LIST only, `gc.freeze` after each decoded
+            page and once the store holds the complete list (see the cache `Options` of the
+            same name). Off by default.
 
     Ports: cache.Reflector
     """
