@@ -378,6 +378,18 @@ def new_timed_scaler(kube: FakeKube, clock: FakeClock, *, min_runners: int = 0, 
     )
 
 
+async def held_back_repeat(kube: FakeKube | None = None) -> tuple[FakeKube, FakeClock, Scaler]:
+    """A timed scaler that sent 2 (IDs 0 and 1) and holds back a third 2: its timer is due at t = 50."""
+    if kube is None:
+        kube = FakeKube()
+        kube.add(runner_set())
+    clock = FakeClock()
+    scaler = new_timed_scaler(kube, clock)
+    for _ in range(3):
+        await scaler.handle_desired_runner_count(2)
+    return kube, clock, scaler
+
+
 async def _advance(clock: FakeClock, seconds: float) -> None:
     """Move the clock and let the tasks it woke (the republish timer) run to their next wait."""
     clock.advance(seconds)
@@ -433,13 +445,7 @@ async def test_the_timer_sends_the_latest_held_back_decision_with_the_next_id() 
 async def test_a_patch_sent_meanwhile_supersedes_the_timer() -> None:
     """A decision sent before the timer is due (a new target, a completion) supersedes it: the timer
     does not send again, and the next held-back repeat arms a new one from the new patch."""
-    kube = FakeKube()
-    kube.add(runner_set())
-    clock = FakeClock()
-    scaler = new_timed_scaler(kube, clock)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)  # held back: the timer is armed for t = 50
+    kube, clock, scaler = await held_back_repeat()  # held back: the timer is armed for t = 50
     await _advance(clock, 20.0)
     await scaler.handle_desired_runner_count(3)  # a new target, sent at t = 20
     await _advance(clock, 40.0)  # t = 60: past the first timer's due time
@@ -455,12 +461,7 @@ async def test_a_patch_sent_meanwhile_supersedes_the_timer() -> None:
 
 
 async def test_aclose_cancels_the_timer() -> None:
-    kube = FakeKube()
-    kube.add(runner_set())
-    clock = FakeClock()
-    scaler = new_timed_scaler(kube, clock)
-    for _ in range(3):
-        await scaler.handle_desired_runner_count(2)
+    kube, clock, scaler = await held_back_repeat()
     await _advance(clock, 1.0)
     assert clock.has_waiters()
     await scaler.aclose()
@@ -473,13 +474,7 @@ async def test_aclose_cancels_the_timer() -> None:
 async def test_one_set_patch_at_a_time_ids_reach_the_set_in_increasing_order() -> None:
     """A decision the loop makes while the timer's patch is in flight waits for it, then goes out
     with a higher ID: the set sees patch IDs strictly increasing, the last decision last."""
-    kube = FakeKube()
-    kube.add(runner_set())
-    clock = FakeClock()
-    scaler = new_timed_scaler(kube, clock)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)  # held back, due at t = 50
+    kube, clock, scaler = await held_back_repeat()  # held back, due at t = 50
     release = asyncio.Event()
     fast = FakeKube.patch
     calls = []
@@ -524,13 +519,7 @@ async def test_due_while_a_message_is_handled_the_timer_sends_and_keeps_the_mess
 
 
 async def test_due_while_a_message_is_handled_its_completion_still_gets_a_new_id() -> None:
-    kube = FakeKube()
-    kube.add(runner_set())
-    clock = FakeClock()
-    scaler = new_timed_scaler(kube, clock)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)  # held back, due at t = 50
+    kube, clock, scaler = await held_back_repeat()  # held back, due at t = 50
     await scaler.handle_job_completed(JobCompleted())  # a message being handled
     await _advance(clock, 50.0)
     assert _sent(kube) == [(2, 0), (2, 1), (2, 2)]
@@ -543,13 +532,7 @@ async def test_due_while_a_message_is_handled_its_completion_still_gets_a_new_id
 async def test_a_refused_republish_is_logged_and_the_next_poll_patches() -> None:
     """The timer has no caller to raise to: a refused patch is logged, and the next message or poll
     is sent (the interval has passed), ending the listener if it is refused too, as Go's would."""
-    kube = FakeKube()
-    kube.add(runner_set())
-    clock = FakeClock()
-    scaler = new_timed_scaler(kube, clock)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)  # held back
+    kube, clock, scaler = await held_back_repeat()  # held back
     refusals = [PermissionError("forbidden")]
 
     def refuse_once() -> None:
@@ -573,11 +556,7 @@ async def test_a_new_target_or_a_job_completed_is_always_sent_a_job_start_alone_
     kube.add(runner_set())
     for name in ("runner-1", "runner-2"):
         kube.add(runner(name))
-    clock = FakeClock()
-    scaler = new_timed_scaler(kube, clock)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)
-    await scaler.handle_desired_runner_count(2)  # held back
+    kube, _clock, scaler = await held_back_repeat(kube)  # held back
     await scaler.handle_job_completed(JobCompleted())
     await scaler.handle_desired_runner_count(2)  # same target, but a job completed
     await scaler.handle_desired_runner_count(2)  # the first repeat after it: sent
